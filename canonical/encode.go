@@ -1,0 +1,554 @@
+package canonical
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// frame is one open array or object. The parser keeps an explicit stack of
+// frames instead of recursing, so depth costs heap, never goroutine stack.
+type frame struct {
+	object  bool
+	inValue bool // a member value or an element is being read
+	count   int  // members or elements finished so far
+	first   int  // objects: index in encoder.members of the first member
+	cur     int  // objects: index in encoder.members of the current member
+}
+
+// member locates one member of an open object in the output.
+type member struct {
+	start   int   // offset in dst of the name's opening quote
+	nameEnd int   // offset in dst just past the name's closing quote
+	end     int   // offset in dst just past the value
+	srcOff  int64 // offset in src of the name's opening quote
+}
+
+// encoder is the reusable state of one Append call.
+type encoder struct {
+	opts     Options
+	maxDepth int
+	frames   []frame
+	members  []member
+	scratch  []byte // reorder buffer for unsorted objects
+	digits   []byte // significant digits of a number split by a point
+}
+
+var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
+
+// maxRetained keeps a pooled encoder from pinning the memory of one huge
+// input forever.
+const maxRetained = 1 << 20
+
+func getEncoder() *encoder { return encoderPool.Get().(*encoder) }
+
+func putEncoder(e *encoder) {
+	if cap(e.scratch) > maxRetained {
+		e.scratch = nil
+	}
+	if cap(e.members) > maxRetained/32 {
+		e.members = nil
+	}
+	if cap(e.frames) > maxRetained/32 {
+		e.frames = nil
+	}
+	e.frames = e.frames[:0]
+	e.members = e.members[:0]
+	e.opts = Options{}
+	encoderPool.Put(e)
+}
+
+const (
+	stValue = iota // expecting a value
+	stName         // expecting a member name
+	stAfter        // a value has ended
+)
+
+func (e *encoder) run(dst, src []byte) ([]byte, error) {
+	if bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
+		return dst, e.fail(dst, 0, ErrSyntax, "byte-order mark is not allowed")
+	}
+	var err error
+	i := skipSpace(src, 0)
+	state := stValue
+	for {
+		switch state {
+		case stValue:
+			if i >= len(src) {
+				return dst, e.eof(dst, src)
+			}
+			switch c := src[i]; c {
+			case '{', '[':
+				if len(e.frames) >= e.maxDepth {
+					return dst, e.fail(dst, i, ErrTooDeep, "nesting deeper than "+itoa(int64(e.maxDepth)))
+				}
+				end := c + 2 // '}' and ']' follow '{' and '[' by two in ASCII
+				dst = append(dst, c)
+				j := skipSpace(src, i+1)
+				if j < len(src) && src[j] == end {
+					dst = append(dst, end)
+					i = j + 1
+					state = stAfter
+					continue
+				}
+				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members)})
+				i = j
+				if c == '{' {
+					state = stName
+				}
+			case '"':
+				if dst, i, err = e.appendQuoted(dst, src, i); err != nil {
+					return dst, err
+				}
+				state = stAfter
+			case 't', 'f', 'n':
+				lit := literalFalse
+				switch c {
+				case 't':
+					lit = literalTrue
+				case 'n':
+					lit = literalNull
+				}
+				if !bytes.HasPrefix(src[i:], lit) {
+					if bytes.HasPrefix(lit, src[i:]) {
+						return dst, e.eof(dst, src)
+					}
+					return dst, e.fail(dst, i, ErrSyntax, "invalid literal "+quoteExcerpt(token(src[i:])))
+				}
+				dst = append(dst, lit...)
+				i += len(lit)
+				state = stAfter
+			case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				if dst, i, err = e.appendNumber(dst, src, i); err != nil {
+					return dst, err
+				}
+				state = stAfter
+			default:
+				return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(c)+" at start of value")
+			}
+
+		case stName:
+			top := &e.frames[len(e.frames)-1]
+			if i >= len(src) {
+				return dst, e.eof(dst, src)
+			}
+			if src[i] != '"' {
+				if top.count > 0 && src[i] == '}' {
+					return dst, e.fail(dst, i, ErrSyntax, "trailing comma before '}'")
+				}
+				return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(src[i])+", want a member name")
+			}
+			if top.count > 0 {
+				dst = append(dst, ',')
+			}
+			start := len(dst)
+			j := i
+			if dst, j, err = e.appendQuoted(dst, src, i); err != nil {
+				return dst, err
+			}
+			top.cur = len(e.members)
+			top.inValue = true
+			e.members = append(e.members, member{start: start, nameEnd: len(dst), srcOff: int64(i)})
+			i = skipSpace(src, j)
+			if i >= len(src) {
+				return dst, e.eof(dst, src)
+			}
+			if src[i] != ':' {
+				return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(src[i])+" after member name, want ':'")
+			}
+			dst = append(dst, ':')
+			i = skipSpace(src, i+1)
+			state = stValue
+
+		case stAfter:
+			i = skipSpace(src, i)
+			if len(e.frames) == 0 {
+				if i < len(src) {
+					return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(src[i])+" after top-level value")
+				}
+				return dst, nil
+			}
+			top := &e.frames[len(e.frames)-1]
+			if top.object {
+				e.members[top.cur].end = len(dst)
+			}
+			top.inValue = false
+			if i >= len(src) {
+				return dst, e.eof(dst, src)
+			}
+			switch c := src[i]; {
+			case c == ',':
+				top.count++
+				i = skipSpace(src, i+1)
+				if top.object {
+					state = stName
+					continue
+				}
+				if i < len(src) && src[i] == ']' {
+					return dst, e.fail(dst, i, ErrSyntax, "trailing comma before ']'")
+				}
+				dst = append(dst, ',')
+				top.inValue = true
+				state = stValue
+			case c == '}' && top.object:
+				if dst, err = e.sortMembers(dst, top.first); err != nil {
+					return dst, err
+				}
+				e.members = e.members[:top.first]
+				e.frames = e.frames[:len(e.frames)-1]
+				dst = append(dst, '}')
+				i++
+			case c == ']' && !top.object:
+				e.frames = e.frames[:len(e.frames)-1]
+				dst = append(dst, ']')
+				i++
+			case top.object:
+				return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(c)+" after object member, want ',' or '}'")
+			default:
+				return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(c)+" after array element, want ',' or ']'")
+			}
+		}
+	}
+}
+
+var (
+	literalTrue  = []byte("true")
+	literalFalse = []byte("false")
+	literalNull  = []byte("null")
+)
+
+// token returns the run of letters and digits at the start of b, for messages.
+func token(b []byte) []byte {
+	n := 0
+	for n < len(b) && n < excerptMax && (b[n]|0x20 >= 'a' && b[n]|0x20 <= 'z' || b[n] >= '0' && b[n] <= '9') {
+		n++
+	}
+	if n == 0 && len(b) > 0 {
+		n = 1
+	}
+	return b[:n]
+}
+
+func skipSpace(src []byte, i int) int {
+	for i < len(src) {
+		switch src[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// sortMembers orders the members of the object whose first member is
+// e.members[first] by their names' UTF-16 code units (RFC 8785 §3.2.3),
+// rewriting that part of dst in place, and rejects duplicate names. Objects
+// that are already sorted, the common case for machine-written JSON, are
+// only compared.
+func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
+	ms := e.members[first:]
+	if len(ms) < 2 {
+		return dst, nil
+	}
+	sorted := true
+	for j := 1; j < len(ms); j++ {
+		c := compareNames(name(dst, ms[j-1]), name(dst, ms[j]))
+		if c == 0 {
+			// In a sorted prefix equal names are adjacent, so this is the
+			// earliest repeated name in the input.
+			return dst, e.duplicate(dst, ms[j])
+		}
+		if c > 0 {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return dst, nil
+	}
+	lo, hi := ms[0].start, ms[len(ms)-1].end
+	slices.SortFunc(ms, func(a, b member) int {
+		if c := compareNames(name(dst, a), name(dst, b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.srcOff, b.srcOff)
+	})
+	dup := -1
+	for j := 1; j < len(ms); j++ {
+		if bytes.Equal(name(dst, ms[j-1]), name(dst, ms[j])) && (dup < 0 || ms[j].srcOff < ms[dup].srcOff) {
+			dup = j
+		}
+	}
+	if dup >= 0 {
+		return dst, e.duplicate(dst, ms[dup])
+	}
+	s := e.scratch[:0]
+	for j, m := range ms {
+		if j > 0 {
+			s = append(s, ',')
+		}
+		s = append(s, dst[m.start:m.end]...)
+	}
+	copy(dst[lo:hi], s)
+	e.scratch = s
+	return dst, nil
+}
+
+// name returns the escaped name of m in dst, without quotes.
+func name(dst []byte, m member) []byte { return dst[m.start+1 : m.nameEnd-1] }
+
+// compareNames compares two canonically escaped names by the UTF-16 code
+// units of their unescaped text.
+func compareNames(a, b []byte) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if ca == cb && ca < utf8.RuneSelf && ca != '\\' {
+			i++
+			j++
+			continue
+		}
+		ra, na := decodeCanonical(a[i:])
+		rb, nb := decodeCanonical(b[j:])
+		if ra != rb {
+			return cmp.Compare(utf16Order(ra), utf16Order(rb))
+		}
+		i += na
+		j += nb
+	}
+	return cmp.Compare(len(a)-i, len(b)-j)
+}
+
+// utf16Order maps a code point to a key that orders like its UTF-16 code
+// units: U+E000 to U+FFFF sort after the surrogate pairs of astral code
+// points, everything else sorts by code point.
+func utf16Order(r rune) rune {
+	if r >= 0xe000 && r <= 0xffff {
+		return r + 0x110000
+	}
+	return r
+}
+
+// decodeCanonical decodes one character of a canonically escaped string.
+func decodeCanonical(b []byte) (rune, int) {
+	c := b[0]
+	if c >= utf8.RuneSelf {
+		return utf8.DecodeRune(b)
+	}
+	if c != '\\' || len(b) < 2 {
+		return rune(c), 1
+	}
+	switch b[1] {
+	case 'b':
+		return '\b', 2
+	case 't':
+		return '\t', 2
+	case 'n':
+		return '\n', 2
+	case 'f':
+		return '\f', 2
+	case 'r':
+		return '\r', 2
+	case 'u':
+		if len(b) >= 6 {
+			r, _ := hex4(b[2:6])
+			return r, 6
+		}
+	}
+	return rune(b[1]), 2
+}
+
+// hex4 decodes four hexadecimal digits.
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// safeASCII marks the bytes that a canonical string keeps as they are and
+// that need no check: printable ASCII but the quote and the backslash.
+var safeASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendQuoted reads the string starting at src[start] (a quote) and appends
+// its canonical form. It returns the offset just past the closing quote.
+func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, error) {
+	dst = append(dst, '"')
+	i := start + 1
+	run := i
+	for {
+		for i < len(src) && safeASCII[src[i]] {
+			i++
+		}
+		if i >= len(src) {
+			return dst, i, e.eof(dst, src)
+		}
+		switch c := src[i]; {
+		case c == '"':
+			dst = append(dst, src[run:i]...)
+			return append(dst, '"'), i + 1, nil
+		case c == '\\':
+			dst = append(dst, src[run:i]...)
+			r, n, err := e.unescape(dst, src, i)
+			if err != nil {
+				return dst, i, err
+			}
+			dst = appendRune(dst, r)
+			i += n
+			run = i
+		case c < 0x20:
+			return dst, i, e.fail(dst, i, ErrSyntax, "raw control character "+quoteByte(c)+" in string")
+		default:
+			r, size := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && size == 1 {
+				return dst, i, e.fail(dst, i, ErrInvalidUTF8, "invalid UTF-8 "+quoteByte(c)+" in string")
+			}
+			if e.opts.RejectNoncharacters && isNoncharacter(r) {
+				return dst, i, e.fail(dst, i, ErrNoncharacter, "noncharacter "+quoteRune(r)+" in string")
+			}
+			i += size
+		}
+	}
+}
+
+// unescape decodes the escape sequence at src[i] (a backslash), joining a
+// surrogate pair into one code point, and returns its length in src.
+func (e *encoder) unescape(dst, src []byte, i int) (rune, int, error) {
+	if i+1 >= len(src) {
+		return 0, 0, e.eof(dst, src)
+	}
+	switch src[i+1] {
+	case '"', '\\', '/':
+		return rune(src[i+1]), 2, nil
+	case 'b':
+		return '\b', 2, nil
+	case 'f':
+		return '\f', 2, nil
+	case 'n':
+		return '\n', 2, nil
+	case 'r':
+		return '\r', 2, nil
+	case 't':
+		return '\t', 2, nil
+	case 'u':
+	default:
+		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+quoteExcerpt(src[i:i+2])+" in string")
+	}
+	if i+6 > len(src) {
+		if validHexPrefix(src[i+2:]) {
+			return 0, 0, e.eof(dst, src)
+		}
+		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+quoteExcerpt(src[i:])+" in string")
+	}
+	r, ok := hex4(src[i+2 : i+6])
+	if !ok {
+		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+quoteExcerpt(src[i:i+6])+" in string")
+	}
+	n := 6
+	if utf16.IsSurrogate(r) {
+		r2 := rune(-1)
+		if r < 0xdc00 && i+12 <= len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
+			r2, _ = hex4(src[i+8 : i+12])
+		}
+		if r2 < 0xdc00 || r2 > 0xdfff {
+			return 0, 0, e.fail(dst, i, ErrInvalidSurrogate, "lone surrogate "+quoteExcerpt(src[i:i+6])+" in string")
+		}
+		r = utf16.DecodeRune(r, r2)
+		n = 12
+	}
+	if e.opts.RejectNoncharacters && isNoncharacter(r) {
+		return 0, 0, e.fail(dst, i, ErrNoncharacter, "noncharacter "+quoteRune(r)+" in string")
+	}
+	return r, n, nil
+}
+
+func validHexPrefix(b []byte) bool {
+	for _, c := range b {
+		if _, ok := hex4([]byte{c, '0', '0', '0'}); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// isNoncharacter reports the 66 Unicode noncharacters.
+func isNoncharacter(r rune) bool {
+	return r >= 0xfdd0 && r <= 0xfdef || r&0xfffe == 0xfffe
+}
+
+// appendRune appends r escaped as RFC 8785 §3.2.2.2 requires: the two-letter
+// escapes where JSON has them, \u00xx for other controls, UTF-8 otherwise.
+func appendRune(dst []byte, r rune) []byte {
+	switch {
+	case r == '"' || r == '\\':
+		return append(dst, '\\', byte(r))
+	case r >= 0x20 && r < utf8.RuneSelf:
+		return append(dst, byte(r))
+	case r >= utf8.RuneSelf:
+		return utf8.AppendRune(dst, r)
+	}
+	switch r {
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\r':
+		return append(dst, '\\', 'r')
+	}
+	const hex = "0123456789abcdef"
+	return append(dst, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+}
+
+// AppendString appends s as a canonical JSON string, quotes included, and
+// returns the extended slice. It returns dst unchanged and an [*Error]
+// wrapping [ErrInvalidUTF8] if s is not valid UTF-8; the error's Offset is
+// the offset in s.
+func AppendString(dst []byte, s string) ([]byte, error) {
+	n := len(dst)
+	dst = append(dst, '"')
+	run := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case safeASCII[c]:
+			i++
+		case c < utf8.RuneSelf:
+			dst = append(dst, s[run:i]...)
+			dst = appendRune(dst, rune(c))
+			i++
+			run = i
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return dst[:n], &Error{Offset: int64(i), Err: &problem{ErrInvalidUTF8, "invalid UTF-8 " + quoteByte(c) + " in string"}}
+			}
+			i += size
+		}
+	}
+	dst = append(dst, s[run:]...)
+	return append(dst, '"'), nil
+}

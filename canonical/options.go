@@ -1,0 +1,129 @@
+package canonical
+
+import (
+	"errors"
+	"strconv"
+)
+
+// NumberMode chooses how numbers are written. The zero value is [JCS].
+type NumberMode uint8
+
+const (
+	// JCS writes every number as the ECMAScript Number::toString of the
+	// nearest IEEE-754 double, as RFC 8785 requires. A literal beyond the
+	// double range is an error; one that underflows becomes 0.
+	JCS NumberMode = iota
+	// Exact writes every number from its own decimal digits with the layout
+	// of Number::toString, so no two distinct values share a form and equal
+	// values always do.
+	Exact
+)
+
+// String returns "jcs" or "exact".
+func (m NumberMode) String() string {
+	switch m {
+	case JCS:
+		return "jcs"
+	case Exact:
+		return "exact"
+	}
+	return "NumberMode(" + itoa(int64(m)) + ")"
+}
+
+// MarshalText returns the mode's name as [NumberMode.String] does.
+func (m NumberMode) MarshalText() ([]byte, error) {
+	if m > Exact {
+		return nil, errors.New("canonical: unknown number mode " + m.String())
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText sets m from "jcs" or "exact".
+func (m *NumberMode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "jcs":
+		*m = JCS
+	case "exact":
+		*m = Exact
+	default:
+		return errors.New(`canonical: unknown number mode ` + quoteExcerpt(b) + ` (want "jcs" or "exact")`)
+	}
+	return nil
+}
+
+// DefaultMaxDepth is the nesting limit used when [Options.MaxDepth] is zero.
+// It matches encoding/json.
+const DefaultMaxDepth = 10000
+
+// Options configures canonicalization. The zero value is RFC 8785: JCS
+// numbers, nesting up to [DefaultMaxDepth], no size limit, noncharacters
+// accepted. An Options value is read-only during a call, so one value may be
+// used by many goroutines at once.
+type Options struct {
+	// Numbers selects the number mode; the zero value is JCS.
+	Numbers NumberMode
+	// MaxDepth limits the nesting of arrays and objects: a document nested
+	// deeper is rejected with ErrTooDeep. Zero means DefaultMaxDepth; a
+	// negative value means no nesting at all (only scalars are accepted).
+	MaxDepth int
+	// MaxBytes rejects longer inputs with ErrTooLarge before reading them.
+	// Zero or negative means no limit.
+	MaxBytes int
+	// RejectNoncharacters rejects the Unicode noncharacters (U+FDD0 to
+	// U+FDEF and every code point ending in FFFE or FFFF), literal or
+	// escaped, as I-JSON §2.1 recommends.
+	RejectNoncharacters bool
+}
+
+// Append appends the canonical form of the JSON text src to dst and returns
+// the extended slice. On error it returns dst unchanged in length (bytes past
+// that length may have been overwritten) and an [*Error].
+//
+// src must not overlap the spare capacity of dst. In steady state, with a
+// dst of sufficient capacity, Append does not allocate.
+func (o Options) Append(dst, src []byte) ([]byte, error) {
+	n := len(dst)
+	if o.MaxBytes > 0 && len(src) > o.MaxBytes {
+		return dst, &Error{Offset: int64(o.MaxBytes), Err: &problem{ErrTooLarge,
+			"input of " + itoa(int64(len(src))) + " bytes exceeds the limit of " + itoa(int64(o.MaxBytes))}}
+	}
+	maxDepth := o.MaxDepth
+	switch {
+	case maxDepth == 0:
+		maxDepth = DefaultMaxDepth
+	case maxDepth < 0:
+		maxDepth = 0
+	}
+	if o.Numbers > Exact {
+		return dst, &Error{Err: &problem{ErrSyntax, "unknown number mode " + o.Numbers.String()}}
+	}
+	e := getEncoder()
+	e.opts = o
+	e.maxDepth = maxDepth
+	out, err := e.run(dst, src)
+	putEncoder(e)
+	if err != nil {
+		return dst[:n], err
+	}
+	return out, nil
+}
+
+// Transform returns the canonical form of the JSON text src in a new slice,
+// or an [*Error].
+func (o Options) Transform(src []byte) ([]byte, error) {
+	out, err := o.Append(make([]byte, 0, len(src)+16), src)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Append appends the RFC 8785 canonical form of the JSON text src to dst. It
+// is Options{}.Append; see [Options.Append] for errors and aliasing.
+func Append(dst, src []byte) ([]byte, error) { return Options{}.Append(dst, src) }
+
+// Transform returns the RFC 8785 canonical form of the JSON text src. It is
+// Options{}.Transform.
+func Transform(src []byte) ([]byte, error) { return Options{}.Transform(src) }
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
