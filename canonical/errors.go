@@ -3,6 +3,7 @@ package canonical
 import (
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Sentinel errors wrapped by [*Error]. Test for them with [errors.Is].
@@ -47,9 +48,29 @@ type Error struct {
 func (e *Error) Error() string {
 	s := "canonical: byte " + strconv.FormatInt(e.Offset, 10)
 	if e.Pointer != "" {
-		s += " at " + e.Pointer
+		s += " at " + ShortPointer(e.Pointer)
 	}
 	return s + ": " + e.Err.Error()
+}
+
+// pointerMax bounds how much of a pointer an error message shows.
+const pointerMax = 64
+
+// ShortPointer returns ptr, or for a long one (a deep or wide document) its
+// start and end around "...", so messages stay short. [Error.Error] uses it.
+func ShortPointer(ptr string) string {
+	if len(ptr) <= pointerMax {
+		return ptr
+	}
+	head, tail := ptr[:pointerMax/2], ptr[len(ptr)-pointerMax/2:]
+	// Cut at UTF-8 boundaries.
+	for len(head) > 0 && !utf8.RuneStart(ptr[len(head)]) {
+		head = head[:len(head)-1]
+	}
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return head + "..." + tail
 }
 
 // Unwrap returns e.Err.

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/idemprint/idemprint/canonical"
+)
+
+// version is the CLI's version; the fingerprint format has its own (v1).
+const version = "0.1.0"
+
+const usage = `usage: idemprint <command> [arguments]
+
+commands:
+  canon        write the canonical form of a JSON text (RFC 8785, or exact numbers)
+  fingerprint  compute the fingerprint of a request body
+  lint         check a policy file
+  explain      tell what a policy does with a second request that reuses a key
+  version      print the version
+  help         print this help
+
+Run "idemprint <command> -h" for a command's flags.
+`
+
+// Exit statuses shared by every command.
+const (
+	exitOK    = 0
+	exitFail  = 1 // invalid input, problems found, or "not a retry"
+	exitUsage = 2 // bad arguments or an error of the tool itself
+)
+
+// run is the whole CLI; main only supplies the process's streams.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "canon":
+		return runCanon(rest, stdin, stdout, stderr)
+	case "fingerprint":
+		return runFingerprint(rest, stdin, stdout, stderr)
+	case "lint":
+		return runLint(rest, stdout, stderr)
+	case "explain":
+		return runExplain(rest, stdout, stderr)
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "idemprint %s (fingerprint format v1)\n", version)
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "idemprint: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+// newFlags returns a flag set that reports usage errors instead of exiting.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: idemprint %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and returns the exit status to stop with, if any.
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, true
+		}
+		return exitUsage, true
+	}
+	return 0, false
+}
+
+// readInput reads the named file, or stdin when name is "" or "-". It
+// returns the name to use in messages.
+func readInput(name string, stdin io.Reader) ([]byte, string, error) {
+	if name == "" || name == "-" {
+		b, err := io.ReadAll(stdin)
+		return b, "<stdin>", err
+	}
+	b, err := os.ReadFile(name)
+	return b, name, err
+}
+
+// formatError describes err for a human: with a *canonical.Error found in
+// its chain, as name:line:col (byte N) at /pointer: problem.
+func formatError(name string, src []byte, err error) string {
+	var ce *canonical.Error
+	if !errors.As(err, &ce) {
+		return "idemprint: " + name + ": " + err.Error()
+	}
+	line, col := lineCol(src, ce.Offset)
+	s := "idemprint: " + name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) +
+		" (byte " + strconv.FormatInt(ce.Offset, 10) + ")"
+	if ce.Pointer != "" {
+		s += " at " + canonical.ShortPointer(ce.Pointer)
+	}
+	return s + ": " + ce.Err.Error()
+}
+
+// lineCol turns a byte offset into a 1-based line and a 1-based column
+// counted in characters (an invalid byte counts as one).
+func lineCol(src []byte, off int64) (line, col int) {
+	if off > int64(len(src)) {
+		off = int64(len(src))
+	}
+	line, start := 1, 0
+	for i, c := range src[:off] {
+		if c == '\n' {
+			line++
+			start = i + 1
+		}
+	}
+	return line, utf8.RuneCount(src[start:off]) + 1
+}
+
+// numberModeFlag is a flag.Value for --numbers.
+type numberModeFlag struct{ mode *canonical.NumberMode }
+
+func (f numberModeFlag) String() string {
+	if f.mode == nil {
+		return ""
+	}
+	return f.mode.String()
+}
+
+func (f numberModeFlag) Set(s string) error { return f.mode.UnmarshalText([]byte(s)) }
+
+func runCanon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var opts canonical.Options
+	fs := newFlags("canon", "[--numbers jcs|exact] [--max-depth N] [FILE]", stderr)
+	fs.Var(numberModeFlag{&opts.Numbers}, "numbers", "number mode: jcs (RFC 8785) or exact (never rounds)")
+	fs.IntVar(&opts.MaxDepth, "max-depth", canonical.DefaultMaxDepth, "maximum nesting depth")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if fs.NArg() > 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	if opts.MaxDepth <= 0 {
+		fmt.Fprintln(stderr, "idemprint: --max-depth must be positive")
+		return exitUsage
+	}
+	src, name, err := readInput(fs.Arg(0), stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
+	}
+	out, err := opts.Transform(src)
+	if err != nil {
+		fmt.Fprintln(stderr, formatError(name, src, err))
+		return exitFail
+	}
+	if _, err := stdout.Write(out); err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
+	}
+	return exitOK
+}
