@@ -3,6 +3,7 @@ package canonical
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"slices"
 	"sync"
 	"unicode/utf16"
@@ -25,6 +26,9 @@ type member struct {
 	nameEnd int   // offset in dst just past the name's closing quote
 	end     int   // offset in dst just past the value
 	srcOff  int64 // offset in src of the name's opening quote
+	// plain names hold no escapes and no code points from U+E000 on, so
+	// their bytes sort as their UTF-16 code units do.
+	plain bool
 }
 
 // encoder is the reusable state of one Append call.
@@ -35,6 +39,7 @@ type encoder struct {
 	members  []member
 	scratch  []byte // reorder buffer for unsorted objects
 	digits   []byte // significant digits of a number split by a point
+	plain    bool   // the last string read was plain (see member.plain)
 }
 
 var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
@@ -146,12 +151,13 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			}
 			start := len(dst)
 			j := i
+			e.plain = true
 			if dst, j, err = e.appendQuoted(dst, src, i); err != nil {
 				return dst, err
 			}
 			top.cur = len(e.members)
 			top.inValue = true
-			e.members = append(e.members, member{start: start, nameEnd: len(dst), srcOff: int64(i)})
+			e.members = append(e.members, member{start: start, nameEnd: len(dst), srcOff: int64(i), plain: e.plain})
 			i = skipSpace(src, j)
 			if i >= len(src) {
 				return dst, e.eof(dst, src)
@@ -256,7 +262,7 @@ func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
 	}
 	sorted := true
 	for j := 1; j < len(ms); j++ {
-		c := compareNames(name(dst, ms[j-1]), name(dst, ms[j]))
+		c := compareMembers(dst, &ms[j-1], &ms[j])
 		if c == 0 {
 			// In a sorted prefix equal names are adjacent, so this is the
 			// earliest repeated name in the input.
@@ -271,15 +277,25 @@ func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
 		return dst, nil
 	}
 	lo, hi := ms[0].start, ms[len(ms)-1].end
-	slices.SortFunc(ms, func(a, b member) int {
-		if c := compareNames(name(dst, a), name(dst, b)); c != 0 {
-			return c
+	if len(ms) <= 12 {
+		// Insertion sort: objects are small, and comparing through
+		// pointers keeps members out of the argument registers.
+		for j := 1; j < len(ms); j++ {
+			for k := j; k > 0 && memberLess(dst, &ms[k], &ms[k-1]); k-- {
+				ms[k], ms[k-1] = ms[k-1], ms[k]
+			}
 		}
-		return cmp.Compare(a.srcOff, b.srcOff)
-	})
+	} else {
+		slices.SortFunc(ms, func(a, b member) int {
+			if memberLess(dst, &a, &b) {
+				return -1
+			}
+			return 1
+		})
+	}
 	dup := -1
 	for j := 1; j < len(ms); j++ {
-		if bytes.Equal(name(dst, ms[j-1]), name(dst, ms[j])) && (dup < 0 || ms[j].srcOff < ms[dup].srcOff) {
+		if bytes.Equal(name(dst, &ms[j-1]), name(dst, &ms[j])) && (dup < 0 || ms[j].srcOff < ms[dup].srcOff) {
 			dup = j
 		}
 	}
@@ -299,7 +315,24 @@ func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
 }
 
 // name returns the escaped name of m in dst, without quotes.
-func name(dst []byte, m member) []byte { return dst[m.start+1 : m.nameEnd-1] }
+func name(dst []byte, m *member) []byte { return dst[m.start+1 : m.nameEnd-1] }
+
+// memberLess orders members by name, then by position in the input, so
+// that of two equal names the first one read sorts first.
+func memberLess(dst []byte, a, b *member) bool {
+	if c := compareMembers(dst, a, b); c != 0 {
+		return c < 0
+	}
+	return a.srcOff < b.srcOff
+}
+
+// compareMembers orders two members by name.
+func compareMembers(dst []byte, a, b *member) int {
+	if a.plain && b.plain {
+		return bytes.Compare(name(dst, a), name(dst, b))
+	}
+	return compareNames(name(dst, a), name(dst, b))
+}
 
 // compareNames compares two canonically escaped names by the UTF-16 code
 // units of their unescaped text.
@@ -381,6 +414,14 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// hasZero is non-zero when some byte of x is zero.
+func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
+
 // safeASCII marks the bytes that a canonical string keeps as they are and
 // that need no check: printable ASCII but the quote and the backslash.
 var safeASCII = func() (t [256]bool) {
@@ -397,6 +438,15 @@ func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, error) 
 	i := start + 1
 	run := i
 	for {
+		// Skip eight plain bytes at a time: none below 0x20, no '"' or
+		// '\\', none from 0x80 on.
+		for i+8 <= len(src) {
+			x := binary.LittleEndian.Uint64(src[i:])
+			if (x-lsb*0x20)&^x&msb|hasZero(x^(lsb*'"'))|hasZero(x^(lsb*'\\'))|x&msb != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(src) && safeASCII[src[i]] {
 			i++
 		}
@@ -413,6 +463,9 @@ func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, error) 
 			if err != nil {
 				return dst, i, err
 			}
+			if r < 0x20 || r == '"' || r == '\\' || r >= 0xe000 {
+				e.plain = false
+			}
 			dst = appendRune(dst, r)
 			i += n
 			run = i
@@ -425,6 +478,9 @@ func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, error) 
 			}
 			if e.opts.RejectNoncharacters && isNoncharacter(r) {
 				return dst, i, e.fail(dst, i, ErrNoncharacter, "noncharacter "+quoteRune(r)+" in string")
+			}
+			if r >= 0xe000 {
+				e.plain = false
 			}
 			i += size
 		}

@@ -18,7 +18,7 @@ func (e *encoder) eof(dst, src []byte) error {
 
 // duplicate reports m as a repeated name of the innermost open object.
 func (e *encoder) duplicate(dst []byte, m member) error {
-	nm := unescapeName(nil, name(dst, m))
+	nm := unescapeName(nil, name(dst, &m))
 	ptr := e.pointer(dst, len(e.frames)-1)
 	ptr = string(appendPointerToken(append([]byte(ptr), '/'), nm))
 	return &Error{Offset: m.srcOff, Pointer: ptr, Err: &problem{ErrDuplicateName, "duplicate member name " + quoteExcerpt(nm)}}
@@ -35,7 +35,7 @@ func (e *encoder) pointer(dst []byte, depth int) string {
 		}
 		b = append(b, '/')
 		if f.object {
-			b = appendPointerToken(b, unescapeName(nil, name(dst, e.members[f.cur])))
+			b = appendPointerToken(b, unescapeName(nil, name(dst, &e.members[f.cur])))
 		} else {
 			b = strconv.AppendInt(b, int64(f.count), 10)
 		}
