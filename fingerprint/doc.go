@@ -35,8 +35,11 @@
 // An Ignore entry of one segment, such as "traceId", drops members with that
 // name at every depth. An entry of several segments, such as "meta.sentAt" or
 // "items.#.note", drops exactly that path from the root ("#" matches every
-// index). With Intent paths, Ignore removes inside the selected values; an
-// Intent path that Ignore would remove is a compile error.
+// index). Ignore removes members only, never array elements (which would
+// shift the others), so an entry may not end in "#" or an index; "\1"
+// names a member called "1". With Intent paths, Ignore removes inside the
+// selected values; an Intent path that Ignore would remove is a compile
+// error.
 //
 // # The intent document
 //

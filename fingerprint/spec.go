@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"net/textproto"
-
 	"github.com/idemprint/idemprint/canonical"
 	"github.com/tidwall/gjson"
 )
@@ -69,12 +67,12 @@ type Fingerprinter struct {
 	ignoreNames []string // canonically escaped, without quotes
 	ignorePaths []path
 	headers     []header // sorted by lower-case name
+	host        bool     // Headers names Host
 	query       []string // sorted
 }
 
 type header struct {
 	lower string // the name in the document
-	key   string // the canonical MIME key, as net/http stores it
 }
 
 // maxIgnorePaths bounds the multi-segment Ignore entries, which are matched
@@ -117,8 +115,8 @@ func Compile(s Spec) (*Fingerprinter, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.segs[len(p.segs)-1].all {
-			return nil, specErr(ptr, ErrInvalidPath, strconv.Quote(text)+` ends in "#"; ignore a member, not array elements`)
+		if last := p.segs[len(p.segs)-1]; last.all || last.index >= 0 && len(p.segs) > 1 {
+			return nil, specErr(ptr, ErrInvalidPath, strconv.Quote(text)+` ends in "#" or an index; ignore a member, not array elements (write a member named like a number as "\1")`)
 		}
 		if seen["ignore:"+text] {
 			return nil, specErr(ptr, ErrInvalidSpec, "duplicate ignore entry "+strconv.Quote(text))
@@ -185,7 +183,8 @@ func Compile(s Spec) (*Fingerprinter, error) {
 			return nil, specErr(ptr, ErrInvalidSpec, "duplicate header "+strconv.Quote(name)+" (names are case-insensitive)")
 		}
 		seen["header:"+lower] = true
-		f.headers = append(f.headers, header{lower: lower, key: textproto.CanonicalMIMEHeaderKey(name)})
+		f.headers = append(f.headers, header{lower: lower})
+		f.host = f.host || lower == "host"
 	}
 	for i, name := range s.Query {
 		ptr := "/query/" + strconv.Itoa(i)

@@ -23,13 +23,16 @@ type Request struct {
 	// Method is the HTTP method; "" means GET, as in net/http. Methods are
 	// case-sensitive (RFC 9110 §9.1).
 	Method string
-	// Path is the concrete request path, such as /v1/accounts/acc_1/transfers
-	// (net/http's URL.Path).
+	// Path is the concrete request path, such as /v1/accounts/acc_1/transfers.
+	// Prefer the escaped form (URL.EscapedPath), in which /a%2Fb and /a/b
+	// are different paths.
 	Path string
-	// Query holds the query parameters; only those the Spec names count.
+	// Query holds the query parameters; only those the Spec names count,
+	// and one without values is absent.
 	Query url.Values
-	// Header holds the request headers; only those the Spec names count.
-	// Keys are matched case-insensitively.
+	// Header holds the request headers; only those the Spec names count,
+	// and one without values is absent. Keys are matched case-insensitively;
+	// two keys that differ only in case are an error.
 	Header http.Header
 	// Body is the JSON body. An empty body is no body: every path is absent.
 	// Anything else must be one strict JSON text.
@@ -97,7 +100,10 @@ func (f *Fingerprinter) AppendIntent(dst []byte, r Request) ([]byte, error) {
 
 // SumHTTP returns the fingerprint of r, reading its body and putting back an
 // equal one, so the next handler reads the same bytes. It reads the whole
-// body: bound it first, for example with [http.MaxBytesReader].
+// body: bound it first, for example with [http.MaxBytesReader]. The path is
+// URL.EscapedPath(), so /a%2Fb and /a/b differ; a declared Host header is
+// read from r.Host; a query that does not parse is an error when the Spec
+// declares query parameters.
 func (f *Fingerprinter) SumHTTP(r *http.Request) (Fingerprint, error) {
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
@@ -109,7 +115,22 @@ func (f *Fingerprinter) SumHTTP(r *http.Request) (Fingerprint, error) {
 			return Fingerprint{}, &RequestError{Part: "body", Err: &detail{ErrInvalidRequest, "reading the body: " + err.Error()}}
 		}
 	}
-	return f.Sum(Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header, Body: body})
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil && len(f.query) > 0 {
+		// URL.Query drops what it cannot parse; a declared parameter
+		// must not silently disappear.
+		return Fingerprint{}, &RequestError{Part: "query", Err: &detail{ErrInvalidRequest, err.Error()}}
+	}
+	hdr := r.Header
+	if f.host && r.Host != "" && len(hdr.Values("Host")) == 0 {
+		// net/http moves Host out of the header map.
+		hdr = hdr.Clone()
+		if hdr == nil {
+			hdr = http.Header{}
+		}
+		hdr.Set("Host", r.Host)
+	}
+	return f.Sum(Request{Method: r.Method, Path: r.URL.EscapedPath(), Query: query, Header: hdr, Body: body})
 }
 
 // appendDocument appends the intent document. Members, in canonical order:
@@ -176,9 +197,9 @@ func (f *Fingerprinter) appendDocument(dst []byte, st *state, r *Request) ([]byt
 	dst = append(dst, `,"query":{`...)
 	first = true
 	for _, name := range f.query {
-		vals, ok := r.Query[name]
-		if !ok {
-			continue
+		vals := r.Query[name]
+		if len(vals) == 0 {
+			continue // absent, as a header without values is
 		}
 		if !first {
 			dst = append(dst, ',')
@@ -194,12 +215,10 @@ func (f *Fingerprinter) appendDocument(dst []byte, st *state, r *Request) ([]byt
 }
 
 // lookupHeader returns the values of h. A map built by net/http holds the
-// canonical key; a hand-built one may hold any case, but only one of them,
-// or the result would depend on map order.
+// canonical key only, but a hand-built one may hold several spellings of one
+// name; then the result would depend on which one is read, so that is an
+// error (false).
 func lookupHeader(hdr http.Header, h header) ([]string, bool) {
-	if v, ok := hdr[h.key]; ok {
-		return v, true
-	}
 	var found []string
 	n := 0
 	for k, v := range hdr {
@@ -370,7 +389,9 @@ func (f *Fingerprinter) eval(dst []byte, st *state, val string, p *path, d int, 
 		st.where = st.where[:whereLen]
 		return append(dst, ']'), true
 	}
-	if isArray && seg.index < 0 {
+	// A name selects from an object and an index from an array; gjson
+	// would also search inside a string, which is a value, not a container.
+	if isArray && seg.index < 0 || !isArray && val[0] != '{' {
 		return dst, false
 	}
 	r := gjson.Get(val, seg.key)

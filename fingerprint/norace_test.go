@@ -1,0 +1,5 @@
+//go:build !race
+
+package fingerprint_test
+
+const raceEnabled = false
