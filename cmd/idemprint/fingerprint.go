@@ -137,7 +137,9 @@ func ruleFingerprinter(policyFile, route string, stderr io.Writer) (*fingerprint
 	}
 	p, err := policy.Parse(data)
 	if err != nil {
-		fmt.Fprintln(stderr, formatError(policyFile, data, err))
+		for _, prob := range policyProblems(p, err) {
+			fmt.Fprintln(stderr, "idemprint: "+formatProblem(policyFile, data, prob))
+		}
 		return nil, "", "", exitUsage
 	}
 	rule, ok := p.Match(method, path)

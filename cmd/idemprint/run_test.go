@@ -172,6 +172,7 @@ func TestFingerprintCommand(t *testing.T) {
 		{"PolicyAndIntent", []string{"fingerprint", "--policy", "p.json", "--route", "POST /x", "--intent", "a"}},
 		{"BadRoute", []string{"fingerprint", "--policy", "../../testdata/policy/payments.json", "--route", "/v1/payments"}},
 		{"NoRule", []string{"fingerprint", "--policy", "../../testdata/policy/payments.json", "--route", "GET /v1/payments"}},
+		{"BrokenPolicy", []string{"fingerprint", "--policy", "../../testdata/policy/broken.json", "--route", "POST /v1/payments"}},
 	} {
 		t.Run("Usage/"+tt.name, func(t *testing.T) {
 			if got := runCLI(tt.args, "{}"); got.Code != 2 || got.Stdout != "" || got.Stderr == "" {

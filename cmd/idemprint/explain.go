@@ -1,0 +1,331 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/policy"
+)
+
+// explainKey is the key both requests of explain carry: valid under every
+// key syntax a policy may declare.
+const explainKey = "00000000-0000-4000-8000-000000000000"
+
+// headerFlags collects repeated --header "Name: value" flags.
+type headerFlags http.Header
+
+func (h headerFlags) String() string { return "" }
+
+func (h headerFlags) Set(s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf(`want "Name: value", got %q`, s)
+	}
+	http.Header(h).Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	return nil
+}
+
+// runExplain tells what a policy does with SECOND, a request that reuses
+// FIRST's key after FIRST completed. It exits 0 when SECOND is a retry of
+// FIRST (equal fingerprints), 1 when it is not, and 2 on an error.
+func runExplain(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("explain", "--policy POLICY --route 'METHOD /path' [--tenant T] [--status N] [--header 'Name: value'] [--json] FIRST.json SECOND.json", stderr)
+	policyName := fs.String("policy", "", "policy file (required)")
+	route := fs.String("route", "", `request line of both requests, such as "POST /v1/payments" (required; a query is allowed)`)
+	tenant := fs.String("tenant", "explain", "tenant of both requests")
+	status := fs.Int("status", http.StatusCreated, "status FIRST completed with")
+	asJSON := fs.Bool("json", false, "write the explanation as JSON")
+	header := headerFlags{}
+	fs.Var(header, "header", `header of both requests, "Name: value" (repeatable)`)
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if fs.NArg() != 2 || *policyName == "" || *route == "" {
+		fs.Usage()
+		return exitUsage
+	}
+	if *status < 200 || *status > 599 {
+		fmt.Fprintln(stderr, "idemprint: --status must be a final status, 200 to 599")
+		return exitUsage
+	}
+	method, target, ok := strings.Cut(strings.TrimSpace(*route), " ")
+	target = strings.TrimSpace(target)
+	u, err := url.ParseRequestURI(target)
+	if !ok || method == "" || err != nil {
+		fmt.Fprintf(stderr, "idemprint: --route %q: want \"METHOD /path\", such as \"POST /v1/payments\"\n", *route)
+		return exitUsage
+	}
+
+	src, err := os.ReadFile(*policyName)
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
+	}
+	pol, err := policy.Parse(src)
+	if err != nil {
+		for _, p := range policyProblems(pol, err) {
+			fmt.Fprintln(stderr, "idemprint: "+formatProblem(*policyName, src, p))
+		}
+		return exitUsage
+	}
+
+	ex := explanation{Policy: *policyName, Route: *route}
+	files := [2]string{fs.Arg(0), fs.Arg(1)}
+	var bodies [2][]byte
+	for i, name := range files {
+		if bodies[i], err = os.ReadFile(name); err != nil {
+			fmt.Fprintln(stderr, "idemprint:", err)
+			return exitUsage
+		}
+	}
+	rule, ok := pol.Match(method, u.Path)
+	if !ok {
+		ex.First, ex.Second = &step{File: files[0]}, &step{File: files[1]}
+		return ex.write(stdout, stderr, *asJSON)
+	}
+	ex.Rule = &ruleInfo{Pointer: rule.Pointer(), Route: rule.Route(), OnMismatch: rule.OnMismatch().String()}
+	if rule.OnMismatch() == policy.ResolveReject {
+		ex.Rule.MismatchStatus = rule.MismatchStatus()
+	}
+
+	var reqs [2]policy.Request
+	var intents [2][]byte
+	for i, body := range bodies {
+		h := http.Header(header).Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Set(rule.KeyHeader(), explainKey)
+		fr := fingerprint.Request{Method: method, Path: u.Path, Query: u.Query(), Header: h, Body: body}
+		if reqs[i], err = rule.NewRequest(*tenant, fr); err == nil {
+			intents[i], err = rule.Fingerprinter().AppendIntent(nil, fr)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, formatError(files[i], body, err))
+			return exitUsage
+		}
+	}
+
+	// FIRST executes and completes with --status; SECOND comes a second later.
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	d1, err := rule.Decide(reqs[0], nil, t0)
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
+	}
+	ex.First = &step{File: files[0], Fingerprint: reqs[0].Fingerprint.String(), Action: d1.Action.String(), Status: *status}
+	var stored *policy.Record
+	if d1.Reserve != nil {
+		rec, err := rule.Complete(d1.Reserve, policy.Response{Status: *status, Header: http.Header{}, Body: []byte("{}")}, t0.Add(time.Second))
+		if err != nil {
+			fmt.Fprintln(stderr, "idemprint:", err)
+			return exitUsage
+		}
+		stored = &rec
+		ex.First.Stored = rec.State == policy.StateCompleted
+	}
+	d2, err := rule.Decide(reqs[1], stored, t0.Add(2*time.Second))
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
+	}
+	ex.Second = &step{
+		File:        files[1],
+		Fingerprint: reqs[1].Fingerprint.String(),
+		Action:      d2.Action.String(),
+		Reason:      d2.Reason.String(),
+		Status:      d2.Response.Status,
+	}
+	if d2.Problem != nil {
+		ex.Second.Problem = json.RawMessage(d2.Response.Body)
+		ex.Second.ProblemType = d2.Problem.Type
+	}
+	ex.Retry = reqs[0].Fingerprint == reqs[1].Fingerprint
+
+	diffs, err := fingerprint.Diff(intents[0], intents[1])
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
+	}
+	for _, d := range diffs {
+		ex.Differences = append(ex.Differences, difference{Path: policy.DiffLabel(d), First: rawOrNull(d.First), Second: rawOrNull(d.Second)})
+	}
+	ex.Ignored = ignored(bodies, diffs)
+	return ex.write(stdout, stderr, *asJSON)
+}
+
+// ignored lists the body paths at which the two bodies differ although
+// their intents do not: what the rule's spec leaves out.
+func ignored(bodies [2][]byte, intentDiffs []fingerprint.Difference) []string {
+	whole, err := fingerprint.Compile(fingerprint.Spec{})
+	if err != nil {
+		return nil
+	}
+	var docs [2][]byte
+	for i, b := range bodies {
+		if docs[i], err = whole.AppendIntent(nil, fingerprint.Request{Body: b}); err != nil {
+			return nil
+		}
+	}
+	raw, err := fingerprint.Diff(docs[0], docs[1])
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range raw {
+		counted := false
+		for _, id := range intentDiffs {
+			if id.Part == "body" && (id.Path == d.Path || strings.HasPrefix(d.Path, id.Path+".") || strings.HasPrefix(id.Path, d.Path+".")) {
+				counted = true
+			}
+		}
+		if !counted {
+			out = append(out, d.Path)
+		}
+	}
+	return out
+}
+
+func rawOrNull(b []byte) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+// explanation is what explain found; its JSON form is the --json output.
+type explanation struct {
+	Policy      string       `json:"policy"`
+	Route       string       `json:"route"`
+	Rule        *ruleInfo    `json:"rule"` // null: no rule, the requests pass through
+	First       *step        `json:"first"`
+	Second      *step        `json:"second"`
+	Retry       bool         `json:"retry"`
+	Differences []difference `json:"differences"`
+	Ignored     []string     `json:"ignored"`
+}
+
+type ruleInfo struct {
+	Pointer        string `json:"pointer"`
+	Route          string `json:"route"`
+	OnMismatch     string `json:"on_mismatch"`
+	MismatchStatus int    `json:"mismatch_status,omitempty"`
+}
+
+type step struct {
+	File        string          `json:"file"`
+	Fingerprint string          `json:"fingerprint,omitempty"`
+	Action      string          `json:"action"`
+	Reason      string          `json:"reason,omitempty"`
+	Status      int             `json:"status,omitempty"`
+	Stored      bool            `json:"stored"`
+	ProblemType string          `json:"-"`
+	Problem     json.RawMessage `json:"problem,omitempty"`
+}
+
+// difference is one intent field that differs; nil values are absent.
+type difference struct {
+	Path   string          `json:"path"`
+	First  json.RawMessage `json:"first"`
+	Second json.RawMessage `json:"second"`
+}
+
+func (ex *explanation) write(stdout, stderr io.Writer, asJSON bool) int {
+	code := exitFail
+	if ex.Retry {
+		code = exitOK
+	}
+	if ex.Rule == nil {
+		ex.First.Action, ex.Second.Action = policy.PassThrough.String(), policy.PassThrough.String()
+	}
+	if ex.Differences == nil {
+		ex.Differences = []difference{}
+	}
+	if ex.Ignored == nil {
+		ex.Ignored = []string{}
+	}
+	var err error
+	if asJSON {
+		var b []byte
+		b, err = json.MarshalIndent(ex, "", "  ")
+		if err == nil {
+			_, err = stdout.Write(append(b, '\n'))
+		}
+	} else {
+		_, err = io.WriteString(stdout, ex.text())
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
+	}
+	return code
+}
+
+// text renders the explanation for a terminal.
+func (ex *explanation) text() string {
+	var b strings.Builder
+	if ex.Rule == nil {
+		fmt.Fprintf(&b, "rule    none: %s matches no rule of %s\n", ex.Route, ex.Policy)
+		fmt.Fprintf(&b, "second  not a retry → pass through: both requests execute, nothing is deduplicated\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "rule    %s %s (on_mismatch %s", ex.Rule.Pointer, ex.Rule.Route, ex.Rule.OnMismatch)
+	if ex.Rule.MismatchStatus != 0 {
+		fmt.Fprintf(&b, " %d", ex.Rule.MismatchStatus)
+	}
+	b.WriteString(")\n")
+	f, s := ex.First, ex.Second
+	fmt.Fprintf(&b, "first   %s\n        %s\n", f.File, f.Fingerprint)
+	if f.Stored {
+		fmt.Fprintf(&b, "        %s → %d, stored\n", f.Action, f.Status)
+	} else {
+		fmt.Fprintf(&b, "        %s → %d, not stored: the rule does not cache it, so the key is released\n", f.Action, f.Status)
+	}
+	fmt.Fprintf(&b, "second  %s\n        %s\n", s.File, s.Fingerprint)
+	kind := "conflict"
+	if ex.Retry {
+		kind = "retry"
+	}
+	fmt.Fprintf(&b, "        %s → %s\n", kind, ex.outcome())
+	for _, d := range ex.Differences {
+		fmt.Fprintf(&b, "        %s: %s → %s\n", d.Path, valueOrAbsent(d.First), valueOrAbsent(d.Second))
+	}
+	if len(ex.Ignored) > 0 {
+		fmt.Fprintf(&b, "        ignored by the rule: %s\n", strings.Join(ex.Ignored, ", "))
+	}
+	return b.String()
+}
+
+// outcome says what happens to SECOND.
+func (ex *explanation) outcome() string {
+	s := ex.Second
+	switch s.Action {
+	case policy.Replay.String():
+		if ex.Retry {
+			return "replay " + strconv.Itoa(s.Status)
+		}
+		return "replay " + strconv.Itoa(s.Status) + " (on_mismatch replay: FIRST's response, not SECOND's)"
+	case policy.Reject.String():
+		return strconv.Itoa(s.Status) + " " + strings.TrimPrefix(s.ProblemType, policy.ProblemBase)
+	case policy.ExecuteAsNew.String():
+		return "execute as a new operation (on_mismatch new)"
+	case policy.Execute.String():
+		return "execute again"
+	}
+	return s.Action
+}
+
+func valueOrAbsent(v json.RawMessage) string {
+	if v == nil {
+		return "(absent)"
+	}
+	return string(v)
+}

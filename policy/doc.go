@@ -1,0 +1,148 @@
+// Package policy reads a declared idempotency policy and decides, for every
+// state of a key, what happens to a request: execute it, replay the stored
+// response, execute it as a new operation, reject it, or let it pass
+// through.
+//
+// # Why a declared policy
+//
+// When a key comes back with a request of another intent, real APIs split
+// three ways. Stripe, AWS (IdempotentParameterMismatch) and the IETF
+// Idempotency-Key draft reject it; Qonto replays the stored answer whatever
+// the new body says; Checkbook treats it as a new operation. Each is right
+// for some endpoint and wrong for another, so a policy file declares, per
+// route, which one applies ("on_mismatch"), along with everything else that
+// decides the outcome: where the key is read, what part of the request is
+// its intent, which responses are stored, for how long. The model is
+// Temporal's workflow-ID reuse and conflict policies: a declared resolution
+// keyed on the state of the prior run.
+//
+// The engine, [Rule.Decide] and [Rule.Complete], is a pure function of the
+// rule, the request, the stored record and the time, which is passed in (as
+// golang.org/x/time/rate does): no clock, no goroutine, no store. The caller
+// reads and writes records in its own store, conditionally; see [Record].
+// One flow, with a store whose Write(rec) succeeds only if the stored
+// generation is rec.Generation-1:
+//
+//	rule, ok := pol.Match(r.Method, r.URL.Path)          // !ok: no idempotency
+//	req, err := rule.NewRequest(tenant, fingerprint.Request{...}) // err: 400
+//	sk, _ := rule.StorageKey(req)                          // "" when key missing/malformed
+//	d, err := rule.Decide(req, store.Read(sk), now)
+//	for (d.Action == policy.Execute || d.Action == policy.ExecuteAsNew) && !store.Write(d.Reserve) {
+//		d, err = rule.Decide(req, store.Read(d.StorageKey), now) // lost the race: decide on the winner
+//	}
+//	switch d.Action { // Execute/ExecuteAsNew: run, then store.Write(rule.Complete(d.Reserve, resp, now))
+//	}                 // Replay/Reject: answer d.Response; PassThrough: run
+//
+// Calling Decide again with the winner's record is what AWS Powertools once
+// skipped (its TypeScript issues #1499 and #2058, Java #2260): the loser of
+// the race replayed the winner's response without comparing payloads. Here
+// every record, however it was obtained, goes through the same comparison.
+//
+// # The policy file
+//
+// A policy is a JSON object with "defaults" and "rules". Each rule has a
+// "route" and any of the settings below; a setting a rule leaves out comes
+// from "defaults", then from the built-in default. The first rule whose
+// method and pattern match a request governs it; for a method listed in
+// "defaults"."methods" (POST and PATCH unless set; [] for none) the
+// defaults govern the requests no rule matches; other methods pass through.
+//
+//	field             value                                  default
+//	route             "METHOD /pattern": segments are        (required in a rule)
+//	                  literals or {param}, which matches
+//	                  any one non-empty segment
+//	key.header        header name                            "Idempotency-Key"
+//	key.required      false: a request without a key         true
+//	                  passes through
+//	key.syntax        "printable" (1 to max_length of        "printable"
+//	                  0x20-0x7E, no outer space) or "uuid"
+//	key.max_length    1 to 1024                              255
+//	scope.route       true: the rule's route is part of      false (tenant and
+//	                  the storage key                        key only)
+//	fingerprint       a fingerprint.Spec: intent, ignore,    the whole body
+//	                  required, numbers, headers, query
+//	on_mismatch       "reject", "replay" or "new"            "reject"
+//	mismatch_status   422, 409 or 400                        422
+//	on_spec_change    "reject", "replay" or "new"            "reject"
+//	cache             statuses stored and replayed:          ["2xx"]
+//	                  classes, codes, "!" to exclude,
+//	                  such as ["2xx", "4xx", "!429"]
+//	ttl               Go duration a response is kept         "24h"
+//	lease             Go duration a reservation holds the    "30s"
+//	                  key; shorter than ttl
+//	retry_after       whole seconds answered to a request    the rest of the lease
+//	                  that meets a reservation
+//	replay_header     "Name: value" added to replays, or ""  "Idempotent-Replayed: true"
+//	store_intent      true: keep the intent projection to    false (it may hold
+//	                  name differing fields                  personal data)
+//
+// Strict by default: an unknown field, a value of the wrong type, a
+// duration that is not positive, a status outside the list, a cache entry
+// that is repeated, redundant or without effect, a setting without effect
+// (mismatch_status when not rejecting), a rule that overlaps an earlier one
+// or that an earlier one makes unreachable: each is a [Problem] with its
+// JSON Pointer, and [Parse] reports all of them. Rules are tried in order,
+// so two rules of one method may share paths only when the earlier one is
+// strictly more specific ("POST /v1/payments/batch" before
+// "POST /v1/payments/{id}").
+//
+// # Decisions
+//
+// With a valid key, the stored record and the request decide:
+//
+//	record                               equal request     other fingerprint (on_mismatch)   other spec (on_spec_change)
+//	none, released, expired              execute           execute                           execute
+//	in flight, lease running             409 Retry-After   reject | 409 | execute-as-new     409 Retry-After
+//	in flight, lease over (stale)        execute (takeover) reject | execute | execute-as-new reject | execute | execute-as-new
+//	completed, before its TTL            replay            reject | replay | execute-as-new  reject | replay | execute-as-new
+//
+// A missing key is a 400 problem (or passes through when the key is
+// optional), a malformed one (repeated header, bad syntax) a 400 problem.
+// A key-reuse rejection has the rule's mismatch status (422 by default, as
+// the IETF draft says; 409 as in brandur's design; 400 as at Stripe) and,
+// when the rule stores intent, lists the differing fields. A spec-changed
+// rejection is a 409: the server cannot tell whether the two requests
+// differ. Problems are RFC 9457 documents whose type URIs, under
+// [ProblemBase], are stable.
+//
+// After completion, a status the rule caches (2xx by default, so that a 500
+// stays retryable) is stored with its headers and body and replayed until
+// the TTL; any other status releases the reservation so that a retry
+// executes again.
+//
+// # Storage keys
+//
+// A storage key always holds the tenant ([Request].Tenant must not be
+// empty), the key's content, and, when the scope says so, the rule's route.
+// It is "idem1" followed by each component as ":" length ":" bytes, so no
+// two tuples share a key: tenant "a:b" with key "c" is not tenant "a" with
+// key "b:c". The new identity of execute-as-new adds the fingerprint and
+// the spec digest, so whatever is stored there is, by construction, of an
+// equal request. Keys in the RFC 8941 string form ("\"abc\"") are the same
+// key as their content (abc).
+//
+// # Specifications
+//
+//   - IETF draft-ietf-httpapi-idempotency-key-header: the Idempotency-Key
+//     header, 400 for a missing key, 409 for a request in progress, 422 for
+//     a reused key.
+//   - RFC 8941, Structured Field Values for HTTP: §3.3.3 (sf-string), the
+//     quoted form of a key.
+//   - RFC 9457, Problem Details for HTTP APIs: the rejection bodies.
+//   - RFC 9110, HTTP Semantics: §5.6.2 (tokens: methods and header names),
+//     §10.2.3 (Retry-After), §15 (status classes).
+//   - RFC 6901, JSON Pointer: the location of every [Problem].
+//
+// # Security considerations
+//
+// A replay hands one request's response to another, so the engine replays
+// only when the storage key matches (tenant included) and the record was
+// made by a request with an equal fingerprint under the same spec, or when
+// the rule says "replay" on a mismatch. Storage keys are injective, so two
+// tenants or two keys never share a record by a collision of their
+// encodings; a record whose tenant or key contradicts its storage key is an
+// error, not an answer. A lease that expires while its handler still runs
+// lets a second execution start: set it above the handler's deadline. The
+// intent projection may hold personal data (an IBAN, a name) and is kept
+// only when a rule opts in.
+package policy

@@ -1,0 +1,500 @@
+package policy
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/idemprint/idemprint/fingerprint"
+)
+
+// State is the state of a stored [Record]. The zero value is [StateNone].
+type State uint8
+
+const (
+	// StateNone is a released reservation: its response was not cached, so
+	// the key is free again. The record only keeps the Generation counting,
+	// so that a holder whose reservation was released and reused cannot
+	// overwrite the new one. A missing record means the same.
+	StateNone State = iota
+	// StateInFlight is a reservation: a request holds the key and is
+	// executing until LeaseExpiry.
+	StateInFlight
+	// StateCompleted is a stored response, replayed until ExpiresAt.
+	StateCompleted
+)
+
+// String returns "none", "in-flight" or "completed".
+func (s State) String() string {
+	switch s {
+	case StateNone:
+		return "none"
+	case StateInFlight:
+		return "in-flight"
+	case StateCompleted:
+		return "completed"
+	}
+	return "State(" + itoa(int(s)) + ")"
+}
+
+// Record is what a store keeps under one storage key. The engine creates
+// records ([Decision].Reserve, [Rule.Complete]); a store keeps them as they
+// are and hands them back to [Rule.Decide].
+//
+// A store must write records conditionally: a record with Generation g
+// replaces the stored one only if that one has Generation g-1 (g = 1: only if
+// there is none). Every record the engine returns for a storage key has the
+// next generation of the record it was decided from, so of two requests
+// racing for one key exactly one write succeeds; the loser reads the
+// winner's record and calls Decide again.
+//
+// The zero value is a released reservation of no key.
+type Record struct {
+	// StorageKey is the key under which the record is stored.
+	StorageKey string
+	// Generation counts the writes under StorageKey, from 1.
+	Generation uint64
+	// State is the record's state.
+	State State
+	// Tenant and Key are the tenant and the key (its content, unquoted) of
+	// the request that created the record.
+	Tenant, Key string
+	// Route is the route of the rule that created the record.
+	Route string
+	// Fingerprint is the fingerprint of the request that created the
+	// record, computed under the spec whose digest is SpecDigest.
+	Fingerprint fingerprint.Fingerprint
+	SpecDigest  string
+	// Intent is the request's intent projection (the document of
+	// [fingerprint.Fingerprinter.AppendIntent]), kept only when the rule
+	// stores intent; nil otherwise.
+	Intent []byte
+	// LeaseExpiry is when an in-flight reservation becomes stale and may be
+	// taken over.
+	LeaseExpiry time.Time
+	// ExpiresAt is when the record stops binding its key: for a completed
+	// record, the TTL after completion; for a reservation, the TTL after it
+	// was made. A store may delete a record after ExpiresAt.
+	ExpiresAt time.Time
+	// Status, Header and Body are the stored response of a completed
+	// record.
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Request describes an incoming request to [Rule.Decide]. Build one with
+// [Rule.NewRequest] or by hand. The zero value has no tenant and is
+// rejected with ErrNoTenant.
+type Request struct {
+	// Tenant is the caller on whose behalf the request runs (an account, an
+	// API key's owner); keys of two tenants never meet. It must not be
+	// empty: a single-tenant service passes a fixed name, so that sharing
+	// one key space is a decision and not an accident.
+	Tenant string
+	// Key holds the values of the rule's key header, as
+	// http.Header.Values(rule.KeyHeader()) returns them: nil when absent.
+	Key []string
+	// Fingerprint is the request's fingerprint under the rule's spec. It
+	// must be set when Key is.
+	Fingerprint fingerprint.Fingerprint
+	// Intent is the request's intent projection. It is kept in the reserved
+	// record only when the rule stores intent, and compared with the stored
+	// one to list the fields a key-reuse rejection differs at.
+	Intent []byte
+}
+
+// NewRequest computes the Request for fr under r: the key header's values,
+// and, when there is a key, the fingerprint and (when the rule stores
+// intent) the intent projection. Without a key nothing is fingerprinted, so
+// a pass-through request may have any body. The error is the fingerprint
+// package's: a *canonical.Error for a body that is not strict JSON, a
+// *fingerprint.RequestError for a missing required value; answer it with a
+// 400.
+func (r *Rule) NewRequest(tenant string, fr fingerprint.Request) (Request, error) {
+	req := Request{Tenant: tenant, Key: fr.Header.Values(r.keyHeader)}
+	if len(req.Key) == 0 {
+		req.Key = nil
+		return req, nil
+	}
+	var err error
+	if req.Fingerprint, err = r.fp.Sum(fr); err != nil {
+		return Request{}, err
+	}
+	if r.storeIntent {
+		if req.Intent, err = r.fp.AppendIntent(nil, fr); err != nil {
+			return Request{}, err
+		}
+	}
+	return req, nil
+}
+
+// Action is what the caller does with a request. The zero value is not an
+// action; Decide never returns it.
+type Action uint8
+
+const (
+	// Execute runs the handler after writing Decision.Reserve.
+	Execute Action = iota + 1
+	// Replay answers with Decision.Response, the stored one, without
+	// running the handler.
+	Replay
+	// ExecuteAsNew runs the handler as a new operation (on_mismatch or
+	// on_spec_change "new"), after writing Decision.Reserve under the new
+	// identity, Decision.StorageKey.
+	ExecuteAsNew
+	// Reject answers with Decision.Response, an RFC 9457 problem, without
+	// running the handler.
+	Reject
+	// PassThrough runs the handler without idempotency: the key is
+	// optional and absent.
+	PassThrough
+)
+
+// String returns the action's name: "execute", "replay", "execute-as-new",
+// "reject" or "pass-through".
+func (a Action) String() string {
+	switch a {
+	case Execute:
+		return "execute"
+	case Replay:
+		return "replay"
+	case ExecuteAsNew:
+		return "execute-as-new"
+	case Reject:
+		return "reject"
+	case PassThrough:
+		return "pass-through"
+	}
+	return "Action(" + itoa(int(a)) + ")"
+}
+
+// MarshalText returns the action's name.
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// Reason says how the request relates to the stored record. The zero value
+// is not a reason; Decide never returns it.
+type Reason uint8
+
+const (
+	// ReasonMissingKey: the request has no key.
+	ReasonMissingKey Reason = iota + 1
+	// ReasonMalformedKey: the key header is repeated or breaks the syntax.
+	ReasonMalformedKey
+	// ReasonFirst: no record binds the key (none, released or expired).
+	ReasonFirst
+	// ReasonRetry: the record was made by a request with an equal
+	// fingerprint under the same spec: this is a retry.
+	ReasonRetry
+	// ReasonMismatch: the record was made by a request with another
+	// fingerprint (or on another route): the key is being reused.
+	ReasonMismatch
+	// ReasonSpecChanged: the record was fingerprinted under another spec,
+	// so the two requests cannot be compared.
+	ReasonSpecChanged
+)
+
+// String returns the reason's name: "missing-key", "malformed-key",
+// "first", "retry", "mismatch" or "spec-changed".
+func (r Reason) String() string {
+	switch r {
+	case ReasonMissingKey:
+		return "missing-key"
+	case ReasonMalformedKey:
+		return "malformed-key"
+	case ReasonFirst:
+		return "first"
+	case ReasonRetry:
+		return "retry"
+	case ReasonMismatch:
+		return "mismatch"
+	case ReasonSpecChanged:
+		return "spec-changed"
+	}
+	return "Reason(" + itoa(int(r)) + ")"
+}
+
+// MarshalText returns the reason's name.
+func (r Reason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// Response is an HTTP response: what a handler produced ([Rule.Complete]) or
+// what to answer ([Decision].Response). The zero value has no status, which
+// Complete rejects.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Decision is what [Rule.Decide] tells the caller to do. Decide returns a
+// complete Decision or an error, never the zero value, whose Action is
+// invalid.
+type Decision struct {
+	// Action is what to do; Reason why.
+	Action Action
+	Reason Reason
+	// StorageKey is where the decision was made: where Reserve goes for
+	// Execute and ExecuteAsNew, where the record came from for Replay and
+	// Reject. It is empty when the key is missing or malformed.
+	StorageKey string
+	// Reserve is the in-flight record to write, conditionally, before
+	// executing (Execute, ExecuteAsNew); nil otherwise. When the write
+	// fails because another request wrote first, read the record now
+	// stored under StorageKey and call Decide again with it.
+	Reserve *Record
+	// Response is what to answer with for Replay and Reject: the stored
+	// response with the replay header added, or a problem.
+	Response Response
+	// Problem is the problem of a Reject, also encoded in Response.Body.
+	Problem *ProblemDetails
+}
+
+// StorageKey returns the storage key of req under r: where to read the
+// record to pass to Decide. It is a function of the tenant, the key's
+// content and, when the rule's scope includes the route, the rule's route;
+// see the package documentation for its encoding. The error wraps
+// ErrNoTenant, ErrMissingKey or ErrMalformedKey; with the latter two,
+// call Decide with a nil record to learn the answer.
+func (r *Rule) StorageKey(req Request) (string, error) {
+	if req.Tenant == "" {
+		return "", errNoTenant
+	}
+	key, err := r.parseKey(req.Key)
+	if err != nil {
+		return "", err
+	}
+	return r.primaryKey(req.Tenant, key), nil
+}
+
+func (r *Rule) primaryKey(tenant, key string) string {
+	route := ""
+	if r.scopeRoute {
+		route = r.route
+	}
+	return storageKey(tenant, route, key)
+}
+
+// newKey returns the storage key of the new identity that on_mismatch and
+// on_spec_change "new" give a request: its key together with its
+// fingerprint and spec digest, so that a record found there is, by
+// construction, of an equal request.
+func (r *Rule) newKey(tenant, key string, fp fingerprint.Fingerprint) string {
+	route := ""
+	if r.scopeRoute {
+		route = r.route
+	}
+	return storageKey(tenant, route, key, fp.String(), r.fp.SpecDigest())
+}
+
+var errNoTenant = errorf(ErrNoTenant, "policy: empty tenant: pass a fixed name when there is one tenant")
+
+// Decide tells what to do with req given rec, the record stored under its
+// storage key (nil when there is none), at time now. It is a pure function:
+// it reads no clock and writes nothing; the caller writes Decision.Reserve.
+//
+// The checks run in this order: the tenant; the key (missing: a 400
+// problem, or pass-through when the key is optional; malformed: a 400
+// problem); then the record. A record that no longer binds the key (none,
+// released, expired, or a stale reservation past its TTL) lets the request
+// execute. Otherwise the request is compared with it: another route or
+// fingerprint is a mismatch and gets the rule's on_mismatch; another spec
+// digest gets on_spec_change; an equal request is a retry. A retry, or a
+// replay resolution, meets an in-flight reservation with a 409 problem and
+// Retry-After, a stale one (past its lease) by taking it over, and a
+// completed record by replaying it. A mismatch is found whatever the
+// record's state, including when Decide is called again after losing the
+// race to reserve.
+//
+// rec may also be the record stored under the request's new identity
+// (Decision.StorageKey of an ExecuteAsNew). A record under neither identity
+// is an error wrapping ErrForeignRecord; so is an empty tenant
+// (ErrNoTenant) or a key without a fingerprint (ErrNoFingerprint).
+//
+// The decision's Reserve and Response share Intent and Body with req and
+// rec; the Response header is a copy.
+func (r *Rule) Decide(req Request, rec *Record, now time.Time) (Decision, error) {
+	if req.Tenant == "" {
+		return Decision{}, errNoTenant
+	}
+	key, err := r.parseKey(req.Key)
+	if err != nil {
+		if len(req.Key) == 0 {
+			if !r.keyRequired {
+				return Decision{Action: PassThrough, Reason: ReasonMissingKey}, nil
+			}
+			return r.reject(ReasonMissingKey, "", problemMissingKey(r.keyHeader), 0), nil
+		}
+		return r.reject(ReasonMalformedKey, "", problemMalformedKey(err), 0), nil
+	}
+	if req.Fingerprint.IsZero() {
+		return Decision{}, errorf(ErrNoFingerprint, "policy: the request has a key but a zero fingerprint")
+	}
+	primary := r.primaryKey(req.Tenant, key)
+	atNew := false
+	if rec != nil && rec.StorageKey != primary {
+		if rec.StorageKey != r.newKey(req.Tenant, key, req.Fingerprint) {
+			return Decision{}, errorf(ErrForeignRecord, "policy: the record is stored under another key than the request's")
+		}
+		atNew = true
+	}
+	if rec != nil && (rec.Tenant != req.Tenant || rec.Key != key) {
+		return Decision{}, errorf(ErrForeignRecord, "policy: the record was made for another tenant or key than its storage key says")
+	}
+	if rec != nil && rec.State > StateCompleted {
+		return Decision{}, errorf(ErrForeignRecord, "policy: the record's state %v is unknown", rec.State)
+	}
+
+	// Does a record bind the key? A reservation does until both its lease
+	// and its TTL are over (Parse keeps the lease shorter).
+	if rec == nil || rec.State == StateNone || !now.Before(rec.ExpiresAt) && (rec.State == StateCompleted || !now.Before(rec.LeaseExpiry)) {
+		return r.execute(req, key, ReasonFirst, rec, atNew, now), nil
+	}
+	inFlight := rec.State == StateInFlight && now.Before(rec.LeaseExpiry)
+
+	reason := ReasonRetry
+	switch {
+	case rec.Route != r.route || rec.SpecDigest == r.fp.SpecDigest() && rec.Fingerprint != req.Fingerprint:
+		reason = ReasonMismatch
+	case rec.SpecDigest != r.fp.SpecDigest():
+		reason = ReasonSpecChanged
+	}
+	if atNew && reason != ReasonRetry {
+		return Decision{}, errorf(ErrForeignRecord, "policy: the record under the request's new identity holds another request")
+	}
+
+	resolution := ResolveReplay // a retry is answered as a replay is
+	switch reason {
+	case ReasonMismatch:
+		resolution = r.onMismatch
+	case ReasonSpecChanged:
+		if inFlight { // cannot tell a retry from a new request; wait
+			return r.inFlight(reason, rec, now), nil
+		}
+		resolution = r.onSpecChange
+	}
+	switch resolution {
+	case ResolveReject:
+		if reason == ReasonSpecChanged {
+			return r.reject(reason, rec.StorageKey, problemSpecChanged(), 0), nil
+		}
+		return r.reject(reason, rec.StorageKey, problemKeyReuse(r.mismatchStatus, rec.Intent, req.Intent), 0), nil
+	case ResolveNew:
+		return r.execute(req, key, reason, nil, true, now), nil
+	}
+	switch {
+	case inFlight:
+		return r.inFlight(reason, rec, now), nil
+	case rec.State == StateInFlight: // stale: its holder is presumed dead
+		return r.execute(req, key, reason, rec, atNew, now), nil
+	}
+	return Decision{
+		Action:     Replay,
+		Reason:     reason,
+		StorageKey: rec.StorageKey,
+		Response:   Response{Status: rec.Status, Header: r.replayHeader(rec.Header), Body: rec.Body},
+	}, nil
+}
+
+// execute reserves the key (or the new identity, when atNew) for req,
+// replacing prev.
+func (r *Rule) execute(req Request, key string, reason Reason, prev *Record, atNew bool, now time.Time) Decision {
+	d := Decision{Action: Execute, Reason: reason, StorageKey: r.primaryKey(req.Tenant, key)}
+	if atNew {
+		d.Action, d.StorageKey = ExecuteAsNew, r.newKey(req.Tenant, key, req.Fingerprint)
+	}
+	gen := uint64(1)
+	if prev != nil {
+		gen = prev.Generation + 1
+	}
+	d.Reserve = &Record{
+		StorageKey:  d.StorageKey,
+		Generation:  gen,
+		State:       StateInFlight,
+		Tenant:      req.Tenant,
+		Key:         key,
+		Route:       r.route,
+		Fingerprint: req.Fingerprint,
+		SpecDigest:  r.fp.SpecDigest(),
+		LeaseExpiry: now.Add(r.lease),
+		ExpiresAt:   now.Add(r.ttl),
+	}
+	if r.storeIntent {
+		d.Reserve.Intent = req.Intent
+	}
+	return d
+}
+
+// inFlight rejects a request whose key is held by a live reservation.
+func (r *Rule) inFlight(reason Reason, rec *Record, now time.Time) Decision {
+	wait := r.retryAfter
+	if wait == 0 {
+		wait = rec.LeaseExpiry.Sub(now)
+	}
+	secs := int64((wait + time.Second - 1) / time.Second) // never less than the wait
+	return r.reject(reason, rec.StorageKey, problemInFlight(secs), secs)
+}
+
+func (r *Rule) reject(reason Reason, storageKey string, p *ProblemDetails, retryAfter int64) Decision {
+	h := http.Header{"Content-Type": {"application/problem+json"}}
+	if retryAfter > 0 {
+		h["Retry-After"] = []string{strconv.FormatInt(retryAfter, 10)}
+	}
+	return Decision{
+		Action:     Reject,
+		Reason:     reason,
+		StorageKey: storageKey,
+		Response:   Response{Status: p.Status, Header: h, Body: p.AppendJSON(nil)},
+		Problem:    p,
+	}
+}
+
+// replayHeader returns a copy of the stored header with the replay header.
+func (r *Rule) replayHeader(stored http.Header) http.Header {
+	h := stored.Clone()
+	if r.replayName != "" {
+		if h == nil {
+			h = http.Header{}
+		}
+		h[r.replayName] = []string{r.replayValue}
+	}
+	return h
+}
+
+// Complete returns the record that replaces the reservation res once its
+// handler has answered with resp at time now. A status the rule caches
+// gives a completed record holding the response, replayed until the TTL
+// after now; any other releases the reservation (a record in StateNone), so
+// that a retry executes again. Nothing is dropped for its size: a store that
+// cannot hold the response must fail the write, not skip it.
+//
+// Write the record conditionally, like a reservation: if the write fails,
+// the reservation was taken over after its lease expired, and this response
+// is not stored. The record shares Body with resp; its header is a copy. It
+// is an error wrapping ErrNotInFlight when res is not a reservation,
+// ErrForeignRecord when res was not made by r, and ErrStatus when the status
+// is not a final one (200 to 599).
+func (r *Rule) Complete(res *Record, resp Response, now time.Time) (Record, error) {
+	if res == nil || res.State != StateInFlight {
+		return Record{}, errorf(ErrNotInFlight, "policy: only an in-flight reservation can be completed")
+	}
+	if res.Route != r.route {
+		return Record{}, errorf(ErrForeignRecord, "policy: the reservation was made by the rule for %s, not %s", res.Route, r.route)
+	}
+	if resp.Status < 200 || resp.Status > 599 {
+		return Record{}, errorf(ErrStatus, "policy: invalid response status %d: want a final status, 200 to 599", resp.Status)
+	}
+	next := *res
+	next.Generation++
+	if !r.cache.has(resp.Status) {
+		next.State = StateNone
+		next.Intent = nil
+		next.LeaseExpiry = time.Time{}
+		return next, nil
+	}
+	next.State = StateCompleted
+	next.Status = resp.Status
+	next.Header = resp.Header.Clone()
+	next.Body = resp.Body
+	next.ExpiresAt = now.Add(r.ttl)
+	return next, nil
+}

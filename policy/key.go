@@ -1,0 +1,153 @@
+package policy
+
+import (
+	"strconv"
+	"strings"
+)
+
+// keySyntax is the syntax a rule accepts for a key's content.
+type keySyntax uint8
+
+const (
+	// syntaxPrintable: 1 to maxLength printable ASCII characters (0x20 to
+	// 0x7E), not beginning or ending with a space.
+	syntaxPrintable keySyntax = iota
+	// syntaxUUID: the 36-character textual form of a UUID (RFC 9562 §4),
+	// hexadecimal digits of either case.
+	syntaxUUID
+)
+
+// DefaultKeyHeader is the header that carries the key when a policy names
+// none, as in the IETF Idempotency-Key draft.
+const DefaultKeyHeader = "Idempotency-Key"
+
+// defaultKeyMaxLength is the longest key accepted by default.
+const defaultKeyMaxLength = 255
+
+// parseKey returns the key carried by values, the field values of the key
+// header. The key is the content of the value: "abc" and the RFC 8941
+// sf-string `"abc"` are the same key. It returns an error wrapping
+// ErrMissingKey or ErrMalformedKey.
+func (r *Rule) parseKey(values []string) (string, error) {
+	switch len(values) {
+	case 0:
+		return "", errorf(ErrMissingKey, "policy: the %s header is missing", r.keyHeader)
+	case 1:
+	default:
+		return "", errorf(ErrMalformedKey, "policy: the %s header appears %d times", r.keyHeader, len(values))
+	}
+	v := values[0]
+	key := v
+	if strings.HasPrefix(v, `"`) {
+		var ok bool
+		if key, ok = unquoteSFString(v); !ok {
+			return "", errorf(ErrMalformedKey, "policy: the %s header starts with a quote but is not one RFC 8941 string", r.keyHeader)
+		}
+	}
+	if key == "" {
+		return "", errorf(ErrMalformedKey, "policy: the %s header is empty", r.keyHeader)
+	}
+	switch r.keySyntax {
+	case syntaxUUID:
+		if !isUUID(key) {
+			return "", errorf(ErrMalformedKey, "policy: the %s header is not a UUID", r.keyHeader)
+		}
+	default:
+		if n := len(key); n > r.keyMaxLength {
+			return "", errorf(ErrMalformedKey, "policy: the %s header is %d characters long; the limit is %d", r.keyHeader, n, r.keyMaxLength)
+		}
+		for i := 0; i < len(key); i++ {
+			if c := key[i]; c < 0x20 || c > 0x7e {
+				return "", errorf(ErrMalformedKey, "policy: the %s header holds a character that is not printable ASCII", r.keyHeader)
+			}
+		}
+		if key[0] == ' ' || key[len(key)-1] == ' ' {
+			return "", errorf(ErrMalformedKey, "policy: the %s header begins or ends with a space", r.keyHeader)
+		}
+	}
+	return key, nil
+}
+
+// unquoteSFString returns the content of the RFC 8941 §3.3.3 sf-string v,
+// which must be the whole value: no parameters, nothing after the closing
+// quote.
+func unquoteSFString(v string) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	var b []byte // allocated only when there is an escape
+	for i := 1; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\':
+			if i+1 >= len(v) || v[i+1] != '"' && v[i+1] != '\\' {
+				return "", false
+			}
+			if b == nil {
+				b = append(make([]byte, 0, len(v)), v[1:i]...)
+			}
+			i++
+			b = append(b, v[i])
+		case c == '"':
+			if i != len(v)-1 {
+				return "", false
+			}
+			if b == nil {
+				return v[1:i], true
+			}
+			return string(b), true
+		case c < 0x20 || c > 0x7e:
+			return "", false
+		default:
+			if b != nil {
+				b = append(b, c)
+			}
+		}
+	}
+	return "", false // no closing quote
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// storageKeyPrefix starts every storage key. It versions the encoding: a
+// stored key must keep meaning the same identity across releases.
+const storageKeyPrefix = "idem1"
+
+// storageKey returns the storage key of the components: the prefix, then
+// each component as ":" decimal length ":" bytes. The lengths make the
+// encoding injective: tenant "a:b" with key "c" and tenant "a" with key
+// "b:c" get different storage keys, whatever bytes the components hold. It
+// allocates once.
+func storageKey(components ...string) string {
+	var num [20]byte
+	n := len(storageKeyPrefix)
+	for _, c := range components {
+		n += 2 + len(strconv.AppendInt(num[:0], int64(len(c)), 10)) + len(c)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(storageKeyPrefix)
+	for _, c := range components {
+		b.WriteByte(':')
+		b.Write(strconv.AppendInt(num[:0], int64(len(c)), 10))
+		b.WriteByte(':')
+		b.WriteString(c)
+	}
+	return b.String()
+}

@@ -1,0 +1,654 @@
+package policy
+
+import (
+	"cmp"
+	"errors"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemprint/idemprint/canonical"
+	"github.com/idemprint/idemprint/fingerprint"
+)
+
+// Built-in defaults, used for whatever neither a rule nor the defaults set.
+const (
+	defaultTTL            = 24 * time.Hour
+	defaultLease          = 30 * time.Second
+	defaultMismatchStatus = http.StatusUnprocessableEntity
+	defaultReplayName     = "Idempotent-Replayed"
+	defaultReplayValue    = "true"
+	maxKeyLength          = 1024 // the largest max_length a policy may set
+	maxPolicyBytes        = 1 << 20
+	maxPolicyDepth        = 32
+)
+
+// defaultMethods are the methods governed by the defaults when no rule
+// matches: the non-idempotent ones. Others pass through unless a rule names
+// them.
+var defaultMethods = []string{http.MethodPost, http.MethodPatch}
+
+// Parse parses a policy file. The file is strict JSON (RFC 8259 with unique
+// member names and valid UTF-8, as package canonical requires) of the shape
+// described in the package documentation. Unknown fields, wrong types, bad
+// routes, durations, statuses, cache entries and fingerprint specs,
+// settings without effect, and rules that overlap or can never match are
+// all errors.
+//
+// Parse reports every problem it finds, not only the first: the error is a
+// [*ParseError] listing them in document order, each with its JSON Pointer
+// and byte offset. A document that is not strict JSON is reported as one
+// problem wrapping the [*canonical.Error].
+func Parse(data []byte) (*Policy, error) {
+	if _, err := (canonical.Options{MaxBytes: maxPolicyBytes, MaxDepth: maxPolicyDepth}).Transform(data); err != nil {
+		p := Problem{Err: err}
+		var ce *canonical.Error
+		if errors.As(err, &ce) {
+			p = Problem{Pointer: ce.Pointer, Offset: ce.Offset, Err: ce.Err}
+		}
+		return nil, &ParseError{Problems: []Problem{p}}
+	}
+	root, err := decodeTree(data)
+	if err != nil { // not reached: canonical accepted data
+		return nil, &ParseError{Problems: []Problem{{Err: errorf(canonical.ErrSyntax, "%v", err)}}}
+	}
+	p := &parser{}
+	pol := p.policy(root)
+	if len(p.problems) > 0 {
+		slices.SortStableFunc(p.problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+		return nil, &ParseError{Problems: p.problems}
+	}
+	return pol, nil
+}
+
+// parser walks a decoded policy document and collects its problems.
+type parser struct {
+	problems []Problem
+}
+
+func (p *parser) fail(ptr string, n *node, err error) {
+	p.problems = append(p.problems, Problem{Pointer: ptr, Offset: n.off, Err: err})
+}
+
+// settings are the fields shared by a rule and the defaults; nil is unset.
+type settings struct {
+	ptr  string
+	node *node
+
+	keyHeader      *string
+	keyRequired    *bool
+	keySyntax      *keySyntax
+	keyMaxLength   *int
+	scopeRoute     *bool
+	fp             *fingerprint.Fingerprinter
+	onMismatch     *Resolution
+	mismatchStatus *int
+	onSpecChange   *Resolution
+	cache          *statusSet
+	ttl            *time.Duration
+	lease          *time.Duration
+	retryAfter     *time.Duration
+	replay         *[2]string
+	storeIntent    *bool
+}
+
+var settingFields = []string{
+	"key", "scope", "fingerprint", "on_mismatch", "mismatch_status", "on_spec_change",
+	"cache", "ttl", "lease", "retry_after", "replay_header", "store_intent",
+}
+
+func (p *parser) policy(root *node) *Policy {
+	if !p.object("", root, "defaults", "rules") {
+		return nil
+	}
+	defaults := settings{ptr: "/defaults"}
+	methods := defaultMethods
+	if n := root.get("defaults"); n != nil {
+		if p.object("/defaults", n, slices.Concat(settingFields, []string{"methods"})...) {
+			defaults = p.settings("/defaults", n)
+			if m := n.get("methods"); m != nil {
+				methods = p.methods("/defaults/methods", m)
+			}
+		}
+	}
+	base := settings{}
+	p.check(&defaults, &base)
+	pol := &Policy{}
+	for _, m := range methods {
+		r := p.rule(&defaults, &base, "/defaults", m)
+		r.route = m + " *"
+		pol.fallback = append(pol.fallback, r)
+	}
+
+	rules := root.get("rules")
+	if rules == nil {
+		p.fail("/rules", root, errorf(ErrMissing, `missing field "rules" (an array of rules, which may be empty)`))
+		return pol
+	}
+	if rules.kind != kindArray {
+		p.fail("/rules", rules, typeError(rules, kindArray))
+		return pol
+	}
+	for i, n := range rules.elems {
+		ptr := "/rules/" + strconv.Itoa(i)
+		if !p.object(ptr, n, slices.Concat(settingFields, []string{"route"})...) {
+			continue
+		}
+		route := n.get("route")
+		if route == nil {
+			p.fail(ptr, n, errorf(ErrMissing, `missing field "route" (such as "POST /v1/payments")`))
+			continue
+		}
+		s, ok := p.str(ptr+"/route", route)
+		if !ok {
+			continue
+		}
+		method, pat, err := parseRoute(s)
+		if err != nil {
+			p.fail(ptr+"/route", route, err)
+			continue
+		}
+		own := p.settings(ptr, n)
+		p.check(&own, &defaults)
+		r := p.rule(&own, &defaults, ptr, method)
+		r.pattern, r.route = pat, s
+		p.overlap(pol.rules, r, route)
+		pol.rules = append(pol.rules, r)
+	}
+	return pol
+}
+
+// overlap reports r (whose route is at n) when it overlaps an earlier rule
+// without being strictly more general than it: under first-match order, a
+// later rule may only be the general case of an earlier exception.
+func (p *parser) overlap(earlier []*Rule, r *Rule, n *node) {
+	for _, e := range earlier {
+		if e.method == r.method && r.pattern.within(e.pattern) {
+			p.fail(r.pointer+"/route", n, errorf(ErrUnreachable,
+				"unreachable: %s (%s) comes first and matches every path this route matches", e.pointer, e.route))
+			return // its overlaps with other rules do not matter
+		}
+	}
+	for _, e := range earlier {
+		if e.method == r.method && e.pattern.overlaps(r.pattern) && !e.pattern.within(r.pattern) {
+			p.fail(r.pointer+"/route", n, errorf(ErrOverlap,
+				"overlaps %s (%s): some paths match both and neither route is the more specific", e.pointer, e.route))
+		}
+	}
+}
+
+// rule resolves s over parent over the built-in defaults.
+func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
+	r := &Rule{
+		pointer:        ptr,
+		method:         method,
+		keyHeader:      pick(s.keyHeader, parent.keyHeader, DefaultKeyHeader),
+		keyRequired:    pick(s.keyRequired, parent.keyRequired, true),
+		keySyntax:      pick(s.keySyntax, parent.keySyntax, syntaxPrintable),
+		keyMaxLength:   pick(s.keyMaxLength, parent.keyMaxLength, defaultKeyMaxLength),
+		scopeRoute:     pick(s.scopeRoute, parent.scopeRoute, false),
+		onMismatch:     pick(s.onMismatch, parent.onMismatch, ResolveReject),
+		mismatchStatus: pick(s.mismatchStatus, parent.mismatchStatus, defaultMismatchStatus),
+		onSpecChange:   pick(s.onSpecChange, parent.onSpecChange, ResolveReject),
+		cache:          pick(s.cache, parent.cache, defaultCache),
+		ttl:            pick(s.ttl, parent.ttl, defaultTTL),
+		lease:          pick(s.lease, parent.lease, defaultLease),
+		retryAfter:     pick(s.retryAfter, parent.retryAfter, 0),
+		storeIntent:    pick(s.storeIntent, parent.storeIntent, false),
+	}
+	r.keyHeader = http.CanonicalHeaderKey(r.keyHeader)
+	replay := pick(s.replay, parent.replay, [2]string{defaultReplayName, defaultReplayValue})
+	r.replayName, r.replayValue = replay[0], replay[1]
+	switch {
+	case s.fp != nil:
+		r.fp = s.fp
+	case parent.fp != nil:
+		r.fp = parent.fp
+	default:
+		fp, err := fingerprint.Compile(fingerprint.Spec{})
+		if err != nil { // not reached: the empty spec is the whole body
+			p.fail(ptr, s.node, err)
+		}
+		r.fp = fp
+	}
+	return r
+}
+
+// pick returns *a, else *b, else def.
+func pick[T any](a, b *T, def T) T {
+	if a != nil {
+		return *a
+	}
+	if b != nil {
+		return *b
+	}
+	return def
+}
+
+// check reports the settings of s that have no effect once resolved over
+// parent: each is reported where s sets it.
+func (p *parser) check(s, parent *settings) {
+	if s.node == nil {
+		return
+	}
+	at := func(field string) (string, *node) {
+		return s.ptr + "/" + field, s.node.lookup("/" + field)
+	}
+	if s.mismatchStatus != nil && pick(s.onMismatch, parent.onMismatch, ResolveReject) != ResolveReject {
+		ptr, n := at("mismatch_status")
+		p.fail(ptr, n, errorf(ErrIneffective, "mismatch_status has no effect: on_mismatch is %q, not \"reject\"",
+			pick(s.onMismatch, parent.onMismatch, ResolveReject)))
+	}
+	if s.keyMaxLength != nil && pick(s.keySyntax, parent.keySyntax, syntaxPrintable) == syntaxUUID {
+		ptr, n := at("key/max_length")
+		p.fail(ptr, n, errorf(ErrIneffective, `max_length has no effect: the key syntax is "uuid"`))
+	}
+	if s.ttl != nil || s.lease != nil {
+		ttl, lease := pick(s.ttl, parent.ttl, defaultTTL), pick(s.lease, parent.lease, defaultLease)
+		if lease >= ttl {
+			field := "lease"
+			if s.lease == nil {
+				field = "ttl"
+			}
+			ptr, n := at(field)
+			p.fail(ptr, n, errorf(ErrIneffective, "the lease (%v) must be shorter than the ttl (%v): a reservation would outlive its record", lease, ttl))
+		}
+	}
+	if s.retryAfter != nil && *s.retryAfter > pick(s.lease, parent.lease, defaultLease) {
+		ptr, n := at("retry_after")
+		p.fail(ptr, n, errorf(ErrIneffective, "retry_after (%v) is longer than the lease (%v)", *s.retryAfter, pick(s.lease, parent.lease, defaultLease)))
+	}
+}
+
+// settings parses the setting fields of the object n at ptr.
+func (p *parser) settings(ptr string, n *node) settings {
+	s := settings{ptr: ptr, node: n}
+	for _, m := range n.members {
+		fp, v := appendToken(ptr, m.name), m.val
+		switch m.name {
+		case "key":
+			p.key(fp, v, &s)
+		case "scope":
+			if p.object(fp, v, "route") {
+				if r := v.get("route"); r != nil {
+					s.scopeRoute = p.boolean(fp+"/route", r)
+				}
+			}
+		case "fingerprint":
+			s.fp = p.spec(fp, v)
+		case "on_mismatch":
+			s.onMismatch = p.resolution(fp, v)
+		case "mismatch_status":
+			if c, ok := p.integer(fp, v); ok {
+				if c != 400 && c != 409 && c != 422 {
+					p.fail(fp, v, errorf(ErrInvalid, "mismatch_status %d is not allowed: want 422 (the IETF draft), 409 or 400", c))
+				} else {
+					s.mismatchStatus = &c
+				}
+			}
+		case "on_spec_change":
+			s.onSpecChange = p.resolution(fp, v)
+		case "cache":
+			s.cache = p.cache(fp, v)
+		case "ttl":
+			s.ttl = p.duration(fp, v)
+		case "lease":
+			s.lease = p.duration(fp, v)
+		case "retry_after":
+			if d := p.duration(fp, v); d != nil {
+				if *d%time.Second != 0 {
+					p.fail(fp, v, errorf(ErrDuration, "invalid retry_after %q: Retry-After counts whole seconds", v.str))
+				} else {
+					s.retryAfter = d
+				}
+			}
+		case "replay_header":
+			s.replay = p.replayHeader(fp, v)
+		case "store_intent":
+			s.storeIntent = p.boolean(fp, v)
+		}
+	}
+	return s
+}
+
+func (p *parser) key(ptr string, n *node, s *settings) {
+	if !p.object(ptr, n, "header", "required", "syntax", "max_length") {
+		return
+	}
+	if v := n.get("header"); v != nil {
+		if h, ok := p.str(ptr+"/header", v); ok {
+			if !isToken(h) {
+				p.fail(ptr+"/header", v, errorf(ErrInvalid, "invalid header name %q", h))
+			} else {
+				s.keyHeader = &h
+			}
+		}
+	}
+	if v := n.get("required"); v != nil {
+		s.keyRequired = p.boolean(ptr+"/required", v)
+	}
+	if v := n.get("syntax"); v != nil {
+		if t, ok := p.str(ptr+"/syntax", v); ok {
+			k, ok := map[string]keySyntax{"printable": syntaxPrintable, "uuid": syntaxUUID}[t]
+			if ok {
+				s.keySyntax = &k
+			} else {
+				p.fail(ptr+"/syntax", v, errorf(ErrInvalid, `invalid key syntax %q: want "printable" or "uuid"`, t))
+			}
+		}
+	}
+	if v := n.get("max_length"); v != nil {
+		if c, ok := p.integer(ptr+"/max_length", v); ok {
+			if c < 1 || c > maxKeyLength {
+				p.fail(ptr+"/max_length", v, errorf(ErrInvalid, "max_length %d is out of range 1 to %d", c, maxKeyLength))
+			} else {
+				s.keyMaxLength = &c
+			}
+		}
+	}
+}
+
+// spec parses a fingerprint spec and compiles it. Its fields are those of
+// fingerprint.Spec, found by their JSON names.
+func (p *parser) spec(ptr string, n *node) *fingerprint.Fingerprinter {
+	var spec fingerprint.Spec
+	sv := reflect.ValueOf(&spec).Elem()
+	fields := map[string]reflect.Value{}
+	var names []string
+	for i := 0; i < sv.NumField(); i++ {
+		name, _, _ := strings.Cut(sv.Type().Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			fields[name] = sv.Field(i)
+			names = append(names, name)
+		}
+	}
+	if !p.object(ptr, n, names...) {
+		return nil
+	}
+	before := len(p.problems)
+	for _, m := range n.members {
+		f, ok := fields[m.name]
+		if !ok {
+			continue
+		}
+		fp := appendToken(ptr, m.name)
+		switch f.Kind() {
+		case reflect.String:
+			if s, ok := p.str(fp, m.val); ok {
+				f.SetString(s)
+			}
+		case reflect.Slice:
+			if ss, ok := p.strings(fp, m.val); ok {
+				f.Set(reflect.ValueOf(ss))
+			}
+		}
+	}
+	if len(p.problems) > before {
+		return nil
+	}
+	fpr, err := fingerprint.Compile(spec)
+	if err != nil {
+		var se *fingerprint.SpecError
+		if errors.As(err, &se) {
+			p.fail(ptr+se.Pointer, n.lookup(se.Pointer), se.Err)
+		} else {
+			p.fail(ptr, n, err)
+		}
+		return nil
+	}
+	return fpr
+}
+
+func (p *parser) resolution(ptr string, n *node) *Resolution {
+	s, ok := p.str(ptr, n)
+	if !ok {
+		return nil
+	}
+	var r Resolution
+	switch s {
+	case "reject":
+		r = ResolveReject
+	case "replay":
+		r = ResolveReplay
+	case "new":
+		r = ResolveNew
+	default:
+		p.fail(ptr, n, errorf(ErrInvalid, `invalid value %q: want "reject", "replay" or "new"`, s))
+		return nil
+	}
+	return &r
+}
+
+// cache parses a list of statuses to store: classes and codes, each
+// possibly negated. A status is cached when a positive entry holds it and no
+// negated one does.
+func (p *parser) cache(ptr string, n *node) *statusSet {
+	if n.kind != kindArray {
+		p.fail(ptr, n, typeError(n, kindArray))
+		return nil
+	}
+	if len(n.elems) == 0 {
+		p.fail(ptr, n, errorf(ErrCache, `an empty cache stores nothing: list the statuses to replay, such as ["2xx"]`))
+		return nil
+	}
+	before := len(p.problems)
+	entries := make([]cacheEntry, len(n.elems))
+	valid := make([]bool, len(n.elems))
+	for i, e := range n.elems {
+		s, ok := p.str(ptr+"/"+strconv.Itoa(i), e)
+		if !ok {
+			continue
+		}
+		ce, err := parseCacheEntry(s)
+		if err != nil {
+			p.fail(ptr+"/"+strconv.Itoa(i), e, err)
+			continue
+		}
+		entries[i], valid[i] = ce, true
+	}
+	for i, e := range entries {
+		if !valid[i] {
+			continue
+		}
+		ep, en := ptr+"/"+strconv.Itoa(i), n.elems[i]
+		covered, touched := false, false
+		for j, f := range entries {
+			if !valid[j] || j == i {
+				continue
+			}
+			switch {
+			case f == e && j < i:
+				p.fail(ep, en, errorf(ErrCache, "%q repeats entry %d", n.elems[i].str, j))
+			case f.not == e.not && f.contains(e) && f != e:
+				p.fail(ep, en, errorf(ErrCache, "%q is redundant: %q holds it", n.elems[i].str, n.elems[j].str))
+			}
+			if f.not != e.not && (f.contains(e) || e.contains(f)) {
+				if e.not {
+					touched = true
+				} else if f.contains(e) {
+					covered = true
+				}
+			}
+		}
+		switch {
+		case e.not && !touched:
+			p.fail(ep, en, errorf(ErrCache, "%q has no effect: no entry caches those statuses", n.elems[i].str))
+		case !e.not && covered:
+			p.fail(ep, en, errorf(ErrCache, "%q has no effect: a negated entry excludes all of it", n.elems[i].str))
+		}
+	}
+	if len(p.problems) > before {
+		return nil
+	}
+	var set statusSet
+	for _, e := range entries {
+		if !e.not {
+			set.add(e.lo, e.hi)
+		}
+	}
+	for _, e := range entries {
+		if e.not {
+			set.remove(e.lo, e.hi)
+		}
+	}
+	return &set
+}
+
+func (p *parser) replayHeader(ptr string, n *node) *[2]string {
+	s, ok := p.str(ptr, n)
+	if !ok {
+		return nil
+	}
+	if s == "" {
+		return &[2]string{}
+	}
+	name, value, ok := strings.Cut(s, ":")
+	value = strings.Trim(value, " \t")
+	if !ok || !isToken(name) || value == "" || !isFieldValue(value) {
+		p.fail(ptr, n, errorf(ErrInvalid, `invalid replay_header %q: want "Name: value", such as "Idempotent-Replayed: true", or "" for none`, s))
+		return nil
+	}
+	return &[2]string{http.CanonicalHeaderKey(name), value}
+}
+
+// isFieldValue reports whether s is a header field value of visible ASCII,
+// spaces and tabs (RFC 9110 §5.5, without obsolete text).
+func isFieldValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *parser) methods(ptr string, n *node) []string {
+	ss, ok := p.strings(ptr, n)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for i, m := range ss {
+		ep := ptr + "/" + strconv.Itoa(i)
+		switch {
+		case !isToken(m) || strings.ToUpper(m) != m:
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid method %q: want an upper-case HTTP method such as \"POST\"", m))
+		case slices.Contains(out, m):
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "method %q is listed twice", m))
+		default:
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// object reports whether n is an object, and reports each member not named
+// in known.
+func (p *parser) object(ptr string, n *node, known ...string) bool {
+	if n.kind != kindObject {
+		p.fail(ptr, n, typeError(n, kindObject))
+		return false
+	}
+	for _, m := range n.members {
+		if slices.Contains(known, m.name) {
+			continue
+		}
+		msg := "unknown field " + strconv.Quote(m.name)
+		if s := suggest(m.name, known); s != "" {
+			msg += " (did you mean " + strconv.Quote(s) + "?)"
+		}
+		p.problems = append(p.problems, Problem{Pointer: appendToken(ptr, m.name), Offset: m.off, Err: errorf(ErrUnknownField, "%s", msg)})
+	}
+	return true
+}
+
+// suggest returns the known name that name may be a misspelling of, by
+// case, dashes and underscores.
+func suggest(name string, known []string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
+	}
+	for _, k := range known {
+		if norm(k) == norm(name) {
+			return k
+		}
+	}
+	return ""
+}
+
+func (p *parser) str(ptr string, n *node) (string, bool) {
+	if n.kind != kindString {
+		p.fail(ptr, n, typeError(n, kindString))
+		return "", false
+	}
+	return n.str, true
+}
+
+func (p *parser) strings(ptr string, n *node) ([]string, bool) {
+	if n.kind != kindArray {
+		p.fail(ptr, n, typeError(n, kindArray))
+		return nil, false
+	}
+	ok := true
+	ss := make([]string, len(n.elems))
+	for i, e := range n.elems {
+		if s, good := p.str(ptr+"/"+strconv.Itoa(i), e); good {
+			ss[i] = s
+		} else {
+			ok = false
+		}
+	}
+	return ss, ok
+}
+
+func (p *parser) boolean(ptr string, n *node) *bool {
+	if n.kind != kindBool {
+		p.fail(ptr, n, typeError(n, kindBool))
+		return nil
+	}
+	b := n.boolean
+	return &b
+}
+
+func (p *parser) integer(ptr string, n *node) (int, bool) {
+	if n.kind != kindNumber {
+		p.fail(ptr, n, typeError(n, kindNumber))
+		return 0, false
+	}
+	c, err := strconv.Atoi(n.str)
+	if err != nil {
+		p.fail(ptr, n, errorf(ErrType, "wrong type: want an integer, got %s", n.str))
+		return 0, false
+	}
+	return c, true
+}
+
+// duration parses a positive Go duration string.
+func (p *parser) duration(ptr string, n *node) *time.Duration {
+	s, ok := p.str(ptr, n)
+	if !ok {
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil && strings.HasSuffix(s, "d"):
+		p.fail(ptr, n, errorf(ErrDuration, `invalid duration %q: Go durations have no days; write hours, such as "24h"`, s))
+		return nil
+	case err != nil:
+		p.fail(ptr, n, errorf(ErrDuration, `invalid duration %q: want a Go duration such as "24h", "30s" or "1h30m"`, s))
+		return nil
+	case d <= 0:
+		p.fail(ptr, n, errorf(ErrDuration, "invalid duration %q: must be positive", s))
+		return nil
+	}
+	return &d
+}
+
+func typeError(n *node, want kind) error {
+	return errorf(ErrType, "wrong type: want %s, got %s", want, n.kind)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

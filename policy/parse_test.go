@@ -1,0 +1,363 @@
+package policy_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/idemprint/idemprint/canonical"
+	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/policy"
+)
+
+// want is one expected problem: where and which sentinel.
+type want struct {
+	Pointer string
+	Err     error
+}
+
+// problemsOf reduces a Parse error to its pointers and the sentinels among
+// candidates that each problem wraps.
+func problemsOf(t *testing.T, err error, candidates []error) []want {
+	t.Helper()
+	var pe *policy.ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Parse error %v (%T) is not a *policy.ParseError", err, err)
+	}
+	var got []want
+	for _, p := range pe.Problems {
+		w := want{Pointer: p.Pointer}
+		for _, c := range candidates {
+			if errors.Is(p.Err, c) {
+				w.Err = c
+				break
+			}
+		}
+		if w.Err == nil {
+			t.Errorf("problem %v wraps no known sentinel", p)
+		}
+		got = append(got, w)
+	}
+	return got
+}
+
+var sentinels = []error{
+	policy.ErrUnknownField, policy.ErrType, policy.ErrMissing, policy.ErrInvalid, policy.ErrDuration,
+	policy.ErrRoute, policy.ErrOverlap, policy.ErrUnreachable, policy.ErrCache, policy.ErrIneffective,
+	canonical.ErrSyntax, canonical.ErrDuplicateName, canonical.ErrInvalidUTF8, canonical.ErrTooDeep,
+	fingerprint.ErrInvalidPath, fingerprint.ErrInvalidSpec,
+}
+
+// parseInvalidTests are invalid policies with their problems, in document
+// order. FuzzParse is seeded from them.
+var parseInvalidTests = []struct {
+	name   string
+	policy string
+	want   []want
+	reason string
+}{
+	// Not strict JSON: one problem, the canonical error's.
+	{"JSON/Syntax", `{"rules": [}`, []want{{"/rules/0", canonical.ErrSyntax}}, "a syntax error stops the walk"},
+	{"JSON/DuplicateName", `{"rules": [], "rules": []}`, []want{{"/rules", canonical.ErrDuplicateName}},
+		"encoding/json would keep the last, gjson the first: neither is chosen"},
+	{"JSON/DuplicateNameInRule", `{"rules": [{"route": "POST /a", "ttl": "1h", "ttl": "2h"}]}`,
+		[]want{{"/rules/0/ttl", canonical.ErrDuplicateName}}, ""},
+	{"JSON/InvalidUTF8", "{\"rules\": [], \"defaults\": {\"replay_header\": \"X: \xff\"}}",
+		[]want{{"/defaults/replay_header", canonical.ErrInvalidUTF8}}, ""},
+	{"JSON/TooDeep", `{"rules": [` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `]}`,
+		[]want{{"/rules/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0", canonical.ErrTooDeep}}, "a policy is shallow"},
+
+	// Shape.
+	{"Root/NotObject", `[]`, []want{{"", policy.ErrType}}, ""},
+	{"Root/MissingRules", `{}`, []want{{"/rules", policy.ErrMissing}}, "an empty list is fine, a forgotten one is not"},
+	{"Root/RulesNotArray", `{"rules": {}}`, []want{{"/rules", policy.ErrType}}, ""},
+	{"Root/UnknownField", `{"rules": [], "version": 1}`, []want{{"/version", policy.ErrUnknownField}}, ""},
+	{"Rule/NotObject", `{"rules": ["POST /a"]}`, []want{{"/rules/0", policy.ErrType}}, ""},
+	{"Rule/MissingRoute", `{"rules": [{"ttl": "1h"}]}`, []want{{"/rules/0", policy.ErrMissing}}, ""},
+	{"Rule/UnknownField", `{"rules": [{"route": "POST /a", "onMismatch": "new"}]}`, []want{{"/rules/0/onMismatch", policy.ErrUnknownField}}, ""},
+	{"Rule/MethodsOnlyInDefaults", `{"rules": [{"route": "POST /a", "methods": ["POST"]}]}`, []want{{"/rules/0/methods", policy.ErrUnknownField}}, ""},
+	{"Key/UnknownField", `{"rules": [{"route": "POST /a", "key": {"name": "X"}}]}`, []want{{"/rules/0/key/name", policy.ErrUnknownField}}, ""},
+	{"Scope/UnknownField", `{"rules": [{"route": "POST /a", "scope": {"tenant": false}}]}`, []want{{"/rules/0/scope/tenant", policy.ErrUnknownField}},
+		"the tenant is always in the key; it cannot be scoped out"},
+	{"Fingerprint/UnknownField", `{"rules": [{"route": "POST /a", "fingerprint": {"intents": ["a"]}}]}`, []want{{"/rules/0/fingerprint/intents", policy.ErrUnknownField}}, ""},
+	{"EscapedPointer", `{"rules": [{"route": "POST /a", "a/b~c": 1}]}`, []want{{"/rules/0/a~1b~0c", policy.ErrUnknownField}}, "RFC 6901 escapes"},
+
+	// Types.
+	{"Type/TTLNumber", `{"rules": [{"route": "POST /a", "ttl": 86400}]}`, []want{{"/rules/0/ttl", policy.ErrType}}, "durations are strings with units"},
+	{"Type/RequiredString", `{"rules": [{"route": "POST /a", "key": {"required": "yes"}}]}`, []want{{"/rules/0/key/required", policy.ErrType}}, ""},
+	{"Type/StatusFraction", `{"rules": [{"route": "POST /a", "mismatch_status": 409.0}]}`, []want{{"/rules/0/mismatch_status", policy.ErrType}}, "no coercion"},
+	{"Type/IntentNotList", `{"rules": [{"route": "POST /a", "fingerprint": {"intent": "amount"}}]}`, []want{{"/rules/0/fingerprint/intent", policy.ErrType}}, ""},
+	{"Type/IntentElement", `{"rules": [{"route": "POST /a", "fingerprint": {"intent": ["a", 1]}}]}`, []want{{"/rules/0/fingerprint/intent/1", policy.ErrType}}, ""},
+	{"Type/Route", `{"rules": [{"route": ["POST", "/a"]}]}`, []want{{"/rules/0/route", policy.ErrType}}, ""},
+
+	// Routes.
+	{"Route/NoSpace", `{"rules": [{"route": "POST"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/LowerMethod", `{"rules": [{"route": "post /a"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/TwoSpaces", `{"rules": [{"route": "POST  /a"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/RelativePath", `{"rules": [{"route": "POST a/b"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/TrailingSlash", `{"rules": [{"route": "POST /a/"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/EmptySegment", `{"rules": [{"route": "POST /a//b"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/PartialParam", `{"rules": [{"route": "POST /v{n}/a"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, "parameters are whole segments"},
+	{"Route/EmptyParam", `{"rules": [{"route": "POST /a/{}"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/RepeatedParam", `{"rules": [{"route": "POST /a/{id}/b/{id}"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/Query", `{"rules": [{"route": "POST /a?b=1"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/PercentEscape", `{"rules": [{"route": "POST /a%2Fb"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, "patterns match decoded paths"},
+
+	// Overlap and reachability under first-match order.
+	{"Overlap/SameRoute", `{"rules": [{"route": "POST /a"}, {"route": "POST /a"}]}`, []want{{"/rules/1/route", policy.ErrUnreachable}}, ""},
+	{"Overlap/RenamedParam", `{"rules": [{"route": "POST /v1/{a}/x"}, {"route": "POST /v1/{b}/x"}]}`, []want{{"/rules/1/route", policy.ErrUnreachable}}, "parameter names do not matter"},
+	{"Overlap/GeneralFirst", `{"rules": [{"route": "POST /v1/{id}"}, {"route": "POST /v1/batch"}]}`, []want{{"/rules/1/route", policy.ErrUnreachable}}, ""},
+	{"Overlap/Crossing", `{"rules": [{"route": "POST /v1/{a}/x"}, {"route": "POST /v1/y/{b}"}]}`, []want{{"/rules/1/route", policy.ErrOverlap}}, "/v1/y/x matches both"},
+	{"Overlap/ReportedOncePerRule", `{"rules": [{"route": "POST /v1/{a}/x"}, {"route": "POST /v1/y/{b}"}, {"route": "POST /v1/{c}/{d}"}]}`,
+		[]want{{"/rules/1/route", policy.ErrOverlap}}, "the third is the general case of both"},
+	{"Overlap/UnreachableHidesOverlaps", `{"rules": [{"route": "POST /v1/{a}/x"}, {"route": "POST /v1/y/{b}"}, {"route": "POST /v1/y/x"}]}`,
+		[]want{{"/rules/1/route", policy.ErrOverlap}, {"/rules/2/route", policy.ErrUnreachable}}, ""},
+
+	// Values.
+	{"Duration/Negative", `{"rules": [{"route": "POST /a", "ttl": "-5s"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, ""},
+	{"Duration/Zero", `{"rules": [{"route": "POST /a", "lease": "0s"}]}`, []want{{"/rules/0/lease", policy.ErrDuration}}, ""},
+	{"Duration/NoUnit", `{"rules": [{"route": "POST /a", "ttl": "86400"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, ""},
+	{"Duration/Days", `{"rules": [{"route": "POST /a", "ttl": "1d"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, "Go durations have no days"},
+	{"Duration/RetryAfterFraction", `{"rules": [{"route": "POST /a", "retry_after": "1500ms"}]}`, []want{{"/rules/0/retry_after", policy.ErrDuration}}, "never rounded"},
+	{"Resolution/Unknown", `{"rules": [{"route": "POST /a", "on_mismatch": "ignore"}]}`, []want{{"/rules/0/on_mismatch", policy.ErrInvalid}}, ""},
+	{"Resolution/Case", `{"rules": [{"route": "POST /a", "on_spec_change": "Reject"}]}`, []want{{"/rules/0/on_spec_change", policy.ErrInvalid}}, ""},
+	{"MismatchStatus/500", `{"rules": [{"route": "POST /a", "mismatch_status": 500}]}`, []want{{"/rules/0/mismatch_status", policy.ErrInvalid}}, ""},
+	{"MismatchStatus/200", `{"rules": [{"route": "POST /a", "mismatch_status": 200}]}`, []want{{"/rules/0/mismatch_status", policy.ErrInvalid}}, ""},
+	{"Key/HeaderName", `{"rules": [{"route": "POST /a", "key": {"header": "Idempotency Key"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}}, ""},
+	{"Key/Syntax", `{"rules": [{"route": "POST /a", "key": {"syntax": "ulid"}}]}`, []want{{"/rules/0/key/syntax", policy.ErrInvalid}}, ""},
+	{"Key/MaxLengthZero", `{"rules": [{"route": "POST /a", "key": {"max_length": 0}}]}`, []want{{"/rules/0/key/max_length", policy.ErrInvalid}}, ""},
+	{"Key/MaxLengthHuge", `{"rules": [{"route": "POST /a", "key": {"max_length": 100000}}]}`, []want{{"/rules/0/key/max_length", policy.ErrInvalid}}, ""},
+	{"ReplayHeader/NoColon", `{"rules": [{"route": "POST /a", "replay_header": "Idempotent-Replayed"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
+	{"ReplayHeader/NoValue", `{"rules": [{"route": "POST /a", "replay_header": "X-Replayed:  "}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
+	{"Methods/Lower", `{"defaults": {"methods": ["post"]}, "rules": []}`, []want{{"/defaults/methods/0", policy.ErrInvalid}}, ""},
+	{"Methods/Twice", `{"defaults": {"methods": ["POST", "PUT", "POST"]}, "rules": []}`, []want{{"/defaults/methods/2", policy.ErrInvalid}}, ""},
+
+	// Cache lists.
+	{"Cache/Empty", `{"rules": [{"route": "POST /a", "cache": []}]}`, []want{{"/rules/0/cache", policy.ErrCache}}, ""},
+	{"Cache/Informational", `{"rules": [{"route": "POST /a", "cache": ["1xx"]}]}`, []want{{"/rules/0/cache/0", policy.ErrCache}}, "not a final response"},
+	{"Cache/BadEntry", `{"rules": [{"route": "POST /a", "cache": ["2XX", "20x", "!", "6xx", "700"]}]}`,
+		[]want{{"/rules/0/cache/0", policy.ErrCache}, {"/rules/0/cache/1", policy.ErrCache}, {"/rules/0/cache/2", policy.ErrCache}, {"/rules/0/cache/3", policy.ErrCache}, {"/rules/0/cache/4", policy.ErrCache}}, ""},
+	{"Cache/Repeated", `{"rules": [{"route": "POST /a", "cache": ["2xx", "2xx"]}]}`, []want{{"/rules/0/cache/1", policy.ErrCache}}, ""},
+	{"Cache/RedundantCode", `{"rules": [{"route": "POST /a", "cache": ["201", "2xx"]}]}`, []want{{"/rules/0/cache/0", policy.ErrCache}}, ""},
+	{"Cache/RedundantNegation", `{"rules": [{"route": "POST /a", "cache": ["2xx", "4xx", "!4xx", "!429"]}]}`,
+		[]want{{"/rules/0/cache/1", policy.ErrCache}, {"/rules/0/cache/3", policy.ErrCache}}, "4xx is wholly excluded; !429 is inside !4xx"},
+	{"Cache/NegationWithoutEffect", `{"rules": [{"route": "POST /a", "cache": ["2xx", "!500"]}]}`, []want{{"/rules/0/cache/1", policy.ErrCache}}, ""},
+	{"Cache/CodeExcluded", `{"rules": [{"route": "POST /a", "cache": ["2xx", "404", "!4xx"]}]}`, []want{{"/rules/0/cache/1", policy.ErrCache}}, ""},
+
+	// Settings without effect.
+	{"Ineffective/MismatchStatusWithReplay", `{"rules": [{"route": "POST /a", "on_mismatch": "replay", "mismatch_status": 409}]}`,
+		[]want{{"/rules/0/mismatch_status", policy.ErrIneffective}}, ""},
+	{"Ineffective/MismatchStatusUnderReplayDefault", `{"defaults": {"on_mismatch": "new"}, "rules": [{"route": "POST /a", "mismatch_status": 409}]}`,
+		[]want{{"/rules/0/mismatch_status", policy.ErrIneffective}}, ""},
+	{"Ineffective/MaxLengthWithUUID", `{"rules": [{"route": "POST /a", "key": {"syntax": "uuid", "max_length": 36}}]}`,
+		[]want{{"/rules/0/key/max_length", policy.ErrIneffective}}, ""},
+	{"Ineffective/LeaseAsLongAsTTL", `{"rules": [{"route": "POST /a", "ttl": "30s"}]}`, []want{{"/rules/0/ttl", policy.ErrIneffective}}, "the default lease is 30s"},
+	{"Ineffective/LeaseLongerThanTTL", `{"defaults": {"ttl": "1h"}, "rules": [{"route": "POST /a", "lease": "2h"}]}`, []want{{"/rules/0/lease", policy.ErrIneffective}}, ""},
+	{"Ineffective/InDefaults", `{"defaults": {"lease": "48h"}, "rules": []}`, []want{{"/defaults/lease", policy.ErrIneffective}}, ""},
+	{"Ineffective/RetryAfterBeyondLease", `{"rules": [{"route": "POST /a", "retry_after": "60s"}]}`, []want{{"/rules/0/retry_after", policy.ErrIneffective}}, ""},
+
+	// Fingerprint specs: the fingerprint package's problems, under the rule's pointer.
+	{"Spec/InvalidPath", `{"rules": [{"route": "POST /a", "fingerprint": {"intent": ["amount", "items.#(qty>1)"]}}]}`,
+		[]want{{"/rules/0/fingerprint/intent/1", fingerprint.ErrInvalidPath}}, ""},
+	{"Spec/Numbers", `{"rules": [{"route": "POST /a", "fingerprint": {"numbers": "float"}}]}`,
+		[]want{{"/rules/0/fingerprint/numbers", fingerprint.ErrInvalidSpec}}, ""},
+	{"Spec/InDefaults", `{"defaults": {"fingerprint": {"ignore": ["a|b"]}}, "rules": []}`,
+		[]want{{"/defaults/fingerprint/ignore/0", fingerprint.ErrInvalidPath}}, "reported once, at the defaults"},
+
+	// Every problem, in document order.
+	{"Many", `{
+  "defaults": {"ttl": "forever", "colour": "blue"},
+  "rules": [
+    {"route": "POST /v1/payments", "on_mismatch": "maybe", "cache": ["2xx", "2xx"]},
+    {"route": "POST /v1/payments", "fingerprint": {"intent": ["@reverse"]}},
+    {"route": "PATCH /v1/{x}", "store_intent": 1}
+  ]
+}`, []want{
+		{"/defaults/ttl", policy.ErrDuration},
+		{"/defaults/colour", policy.ErrUnknownField},
+		{"/rules/0/on_mismatch", policy.ErrInvalid},
+		{"/rules/0/cache/1", policy.ErrCache},
+		{"/rules/1/route", policy.ErrUnreachable},
+		{"/rules/1/fingerprint/intent/0", fingerprint.ErrInvalidPath},
+		{"/rules/2/store_intent", policy.ErrType},
+	}, "lint prints them all"},
+}
+
+func TestParseInvalid(t *testing.T) {
+	sentinel := cmp.Comparer(func(a, b error) bool { return a == b })
+	for _, tc := range parseInvalidTests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := policy.Parse([]byte(tc.policy))
+			if err == nil {
+				t.Fatalf("Parse(%s) = %+v, want an error (%s)", tc.policy, p, tc.reason)
+			}
+			if p != nil {
+				t.Errorf("Parse returned a policy with its error")
+			}
+			if diff := cmp.Diff(tc.want, problemsOf(t, err, sentinels), sentinel); diff != "" {
+				t.Errorf("Parse(%s) problems mismatch (-want +got):\n%s%s", tc.policy, diff, tc.reason)
+			}
+		})
+	}
+}
+
+// TestParseOffsets checks that each problem points at the offending value
+// (or, for an unknown field, its name), so that lint can print a line and
+// column.
+func TestParseOffsets(t *testing.T) {
+	src := `{"rules": [{"route": "POST /a", "ttl": "-1s", "bogus": true}]}`
+	_, err := policy.Parse([]byte(src))
+	var pe *policy.ParseError
+	if !errors.As(err, &pe) {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pe.Problems {
+		got = append(got, p.Pointer+" @ "+src[p.Offset:p.Offset+7])
+	}
+	want := []string{`/rules/0/ttl @ "-1s", `, `/rules/0/bogus @ "bogus"`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("offsets mismatch (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(err.Error(), `policy: /rules/0/ttl: invalid duration "-1s"`) || !strings.HasSuffix(err.Error(), "(and 1 more problem)") {
+		t.Errorf("Error() = %q", err)
+	}
+	if !errors.Is(err, policy.ErrDuration) || !errors.Is(err, policy.ErrUnknownField) || errors.Is(err, policy.ErrRoute) {
+		t.Errorf("errors.Is does not see exactly the problems' sentinels")
+	}
+}
+
+// TestParseSettings checks how a rule's settings resolve over the defaults
+// over the built-in defaults.
+func TestParseSettings(t *testing.T) {
+	pol := mustParse(t, `{
+  "defaults": {
+    "key": {"header": "x-request-key", "max_length": 64},
+    "ttl": "48h",
+    "on_mismatch": "replay",
+    "fingerprint": {"ignore": ["traceId"]},
+    "methods": ["POST", "PUT"]
+  },
+  "rules": [
+    {"route": "POST /v1/payments", "key": {"required": false}, "on_mismatch": "reject", "mismatch_status": 400,
+     "cache": ["2xx", "4xx", "!429"], "lease": "1m", "replay_header": "", "store_intent": true},
+    {"route": "POST /v1/refunds", "fingerprint": {"intent": ["paymentId"]}, "ttl": "1h", "on_spec_change": "new"}
+  ]
+}`)
+	type resolved struct {
+		Pointer, Route, KeyHeader                  string
+		KeyRequired, StoresIntent                  bool
+		OnMismatch, OnSpecChange                   policy.Resolution
+		MismatchStatus                             int
+		TTL, Lease                                 time.Duration
+		ReplayName, ReplayValue                    string
+		Intent, Ignore                             []string
+		Caches200, Caches404, Caches429, Caches500 bool
+	}
+	get := func(method, path string) resolved {
+		r, ok := pol.Match(method, path)
+		if !ok {
+			t.Fatalf("no rule for %s %s", method, path)
+		}
+		name, value := r.ReplayHeader()
+		spec := r.Fingerprinter().Spec()
+		return resolved{
+			r.Pointer(), r.Route(), r.KeyHeader(), r.KeyRequired(), r.StoresIntent(), r.OnMismatch(), r.OnSpecChange(),
+			r.MismatchStatus(), r.TTL(), r.Lease(), name, value, spec.Intent, spec.Ignore,
+			r.Caches(200), r.Caches(404), r.Caches(429), r.Caches(500),
+		}
+	}
+	for _, tc := range []struct {
+		method, path string
+		want         resolved
+	}{{
+		"POST", "/v1/payments", resolved{
+			Pointer: "/rules/0", Route: "POST /v1/payments", KeyHeader: "X-Request-Key", KeyRequired: false, StoresIntent: true,
+			OnMismatch: policy.ResolveReject, OnSpecChange: policy.ResolveReject, MismatchStatus: 400,
+			TTL: 48 * time.Hour, Lease: time.Minute, Ignore: []string{"traceId"},
+			Caches200: true, Caches404: true,
+		},
+	}, {
+		"POST", "/v1/refunds", resolved{
+			Pointer: "/rules/1", Route: "POST /v1/refunds", KeyHeader: "X-Request-Key", KeyRequired: true,
+			OnMismatch: policy.ResolveReplay, OnSpecChange: policy.ResolveNew, MismatchStatus: 422,
+			TTL: time.Hour, Lease: 30 * time.Second, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
+			Intent: []string{"paymentId"}, Caches200: true,
+		},
+	}, {
+		"PUT", "/v1/anything", resolved{
+			Pointer: "/defaults", Route: "PUT *", KeyHeader: "X-Request-Key", KeyRequired: true,
+			OnMismatch: policy.ResolveReplay, OnSpecChange: policy.ResolveReject, MismatchStatus: 422,
+			TTL: 48 * time.Hour, Lease: 30 * time.Second, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
+			Ignore: []string{"traceId"}, Caches200: true,
+		},
+	}} {
+		t.Run(tc.method+tc.path, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, get(tc.method, tc.path)); diff != "" {
+				t.Errorf("settings mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, ok := pol.Match("PATCH", "/v1/payments"); ok {
+		t.Errorf("PATCH matched, but the defaults' methods are POST and PUT")
+	}
+	if got := len(pol.Rules()); got != 2 {
+		t.Errorf("len(Rules()) = %d, want 2", got)
+	}
+}
+
+// TestParseSeed keeps the seed scenario's policy valid.
+func TestParseSeed(t *testing.T) {
+	pol := mustParse(t, string(readFile(t, "../testdata/policy/payments.json")))
+	var routes []string
+	for _, r := range pol.Rules() {
+		routes = append(routes, r.Route())
+	}
+	want := []string{"POST /v1/payments", "POST /v1/accounts/{account}/transfers", "POST /v1/refunds"}
+	if diff := cmp.Diff(want, routes); diff != "" {
+		t.Errorf("seed policy routes (-want +got):\n%s", diff)
+	}
+}
+
+func readFile(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func FuzzParse(f *testing.F) {
+	for _, tc := range parseInvalidTests {
+		f.Add([]byte(tc.policy))
+	}
+	for _, name := range []string{"../testdata/policy/payments.json", "../testdata/policy/broken.json"} {
+		f.Add(readFile(f, name))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pol, err := policy.Parse(data)
+		if err != nil {
+			var pe *policy.ParseError
+			if !errors.As(err, &pe) || len(pe.Problems) == 0 || pol != nil {
+				t.Fatalf("Parse error %v (%T) is not a *ParseError with problems", err, err)
+			}
+			for _, p := range pe.Problems {
+				if p.Err == nil || p.Offset < 0 || p.Offset > int64(len(data)) || p.Pointer != "" && p.Pointer[0] != '/' {
+					t.Errorf("bad problem %+v in %d bytes", p, len(data))
+				}
+			}
+			return
+		}
+		for _, r := range pol.Rules() {
+			method, pattern, _ := strings.Cut(r.Route(), " ")
+			path := strings.NewReplacer("{", "", "}", "").Replace(pattern) // a concrete path
+			if got, ok := pol.Match(method, path); !ok || !strings.HasPrefix(got.Route(), method+" ") {
+				t.Errorf("rule %s does not match %s %s", r.Route(), method, path)
+			}
+		}
+	})
+}

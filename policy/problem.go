@@ -1,0 +1,184 @@
+package policy
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/idemprint/idemprint/canonical"
+	"github.com/idemprint/idemprint/fingerprint"
+)
+
+// ProblemBase is the base of the problem type URIs. The URIs are stable: a
+// client may match on them.
+const ProblemBase = "https://idemprint.dev/problems/"
+
+// Problem types of a rejection.
+const (
+	// TypeMissingKey: the rule requires a key and the request has none (400).
+	TypeMissingKey = ProblemBase + "idempotency-key-missing"
+	// TypeMalformedKey: the key header is repeated or breaks the syntax (400).
+	TypeMalformedKey = ProblemBase + "idempotency-key-malformed"
+	// TypeKeyReuse: the key was first used with a request of another intent
+	// (422 by default; 409 or 400 as the rule declares).
+	TypeKeyReuse = ProblemBase + "idempotency-key-reuse"
+	// TypeInFlight: a request with the key is still executing (409, with
+	// Retry-After).
+	TypeInFlight = ProblemBase + "idempotency-key-in-flight"
+	// TypeSpecChanged: the key was first used under another fingerprint spec,
+	// so the requests cannot be compared (409).
+	TypeSpecChanged = ProblemBase + "idempotency-spec-changed"
+)
+
+// ProblemDetails is an RFC 9457 problem: the body of a rejection.
+// The zero value encodes as an empty problem object.
+type ProblemDetails struct {
+	// Type is one of the Type constants; Title is constant per type.
+	Type   string
+	Title  string
+	Status int
+	// Detail explains this occurrence.
+	Detail string
+	// DifferingPaths lists what a reused key's request differs in from the
+	// first one, as [DiffLabel] names it, when the rule stores intent. It is
+	// the extension member "differing_paths".
+	DifferingPaths []string
+}
+
+// AppendJSON appends the problem as a JSON object to dst, with the members
+// type, title, status, detail and differing_paths, each only when set.
+func (p *ProblemDetails) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	sep := false
+	str := func(name, v string) {
+		if v == "" {
+			return
+		}
+		if sep {
+			dst = append(dst, ',')
+		}
+		sep = true
+		dst = append(dst, '"')
+		dst = append(dst, name...)
+		dst = append(dst, `":`...)
+		dst = appendString(dst, v)
+	}
+	str("type", p.Type)
+	str("title", p.Title)
+	if p.Status != 0 {
+		if sep {
+			dst = append(dst, ',')
+		}
+		sep = true
+		dst = append(dst, `"status":`...)
+		dst = strconv.AppendInt(dst, int64(p.Status), 10)
+	}
+	str("detail", p.Detail)
+	if len(p.DifferingPaths) > 0 {
+		if sep {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"differing_paths":[`...)
+		for i, s := range p.DifferingPaths {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, s)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// MarshalJSON returns p.AppendJSON(nil).
+func (p *ProblemDetails) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
+
+// appendString appends s as a JSON string. Invalid UTF-8, which no string of
+// the engine holds, is replaced rather than failing the answer.
+func appendString(dst []byte, s string) []byte {
+	out, err := canonical.AppendString(dst, s)
+	if err != nil {
+		out, _ = canonical.AppendString(dst, strings.ToValidUTF8(s, "\uFFFD"))
+	}
+	return out
+}
+
+func problemMissingKey(header string) *ProblemDetails {
+	return &ProblemDetails{
+		Type:   TypeMissingKey,
+		Title:  "Idempotency key missing",
+		Status: http.StatusBadRequest,
+		Detail: "This operation requires an idempotency key in the " + header + " header.",
+	}
+}
+
+func problemMalformedKey(err error) *ProblemDetails {
+	return &ProblemDetails{
+		Type:   TypeMalformedKey,
+		Title:  "Idempotency key malformed",
+		Status: http.StatusBadRequest,
+		Detail: upperFirst(strings.TrimPrefix(err.Error(), "policy: ")) + ".",
+	}
+}
+
+func problemInFlight(retryAfter int64) *ProblemDetails {
+	return &ProblemDetails{
+		Type:   TypeInFlight,
+		Title:  "Request with this idempotency key in progress",
+		Status: http.StatusConflict,
+		Detail: "A request with this key is still being processed; retry after " + strconv.FormatInt(retryAfter, 10) + " s.",
+	}
+}
+
+func problemSpecChanged() *ProblemDetails {
+	return &ProblemDetails{
+		Type:   TypeSpecChanged,
+		Title:  "Idempotency key recorded under another fingerprint spec",
+		Status: http.StatusConflict,
+		Detail: "The request first sent with this key was fingerprinted under an earlier version of this endpoint's policy, so this one cannot be compared with it. Use a new key only if this is a new operation.",
+	}
+}
+
+// problemKeyReuse builds the mismatch problem; with both intent projections,
+// it lists the paths at which they differ.
+func problemKeyReuse(status int, first, second []byte) *ProblemDetails {
+	p := &ProblemDetails{
+		Type:   TypeKeyReuse,
+		Title:  "Idempotency key reused with a different request",
+		Status: status,
+		Detail: "This key was first used with a request of another intent. Retry with the original request, or use a new key for a new operation.",
+	}
+	if first != nil && second != nil {
+		if diffs, err := fingerprint.Diff(first, second); err == nil {
+			for _, d := range diffs {
+				p.DifferingPaths = append(p.DifferingPaths, DiffLabel(d))
+			}
+		}
+		if len(p.DifferingPaths) > 0 {
+			p.Detail = "This key was first used with a request that differs at " + strings.Join(p.DifferingPaths, ", ") +
+				". Retry with the original request, or use a new key for a new operation."
+		}
+	}
+	return p
+}
+
+// DiffLabel names what a difference between two intent documents is about:
+// the body path ("amountCents", "destination.iban"), "method", "path", or
+// "header " or "query " followed by the name. It is how a key-reuse problem
+// lists the differing paths.
+func DiffLabel(d fingerprint.Difference) string {
+	switch d.Part {
+	case "body":
+		return d.Path
+	case "header", "query":
+		return d.Part + " " + d.Path
+	}
+	return d.Part
+}
+
+func upperFirst(s string) string {
+	if s != "" && 'a' <= s[0] && s[0] <= 'z' {
+		return string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
+}
