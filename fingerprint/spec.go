@@ -69,6 +69,8 @@ type Fingerprinter struct {
 	headers     []header // sorted by lower-case name
 	host        bool     // Headers names Host
 	query       []string // sorted
+	walked      []path   // intent, or without it required
+	nodes       []node   // the trie of walked; nodes[0] is the root
 }
 
 type header struct {
@@ -217,6 +219,7 @@ func Compile(s Spec) (*Fingerprinter, error) {
 	}
 	f.query = permute(f.query, order)
 
+	f.buildTrie()
 	if f.digest, err = f.computeDigest(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,394 @@
+package fingerprint
+
+import (
+	"math/bits"
+	"strconv"
+	"unsafe"
+
+	"github.com/idemprint/idemprint/canonical"
+)
+
+// node is one step of the trie of walked paths. Compile builds it so that
+// one walk over the canonical body serves every path, instead of one search
+// per path.
+type node struct {
+	seg   segment // the step that leads here; zero at the root
+	kids  []int   // indexes in Fingerprinter.nodes
+	ends  []int   // walked paths that end here
+	below []int   // a "#" node: the walked paths that go through it
+}
+
+// buildTrie indexes the walked paths: the Intent paths, or without them the
+// Required paths, which are only checked.
+func (f *Fingerprinter) buildTrie() {
+	f.walked = f.intent
+	if len(f.intent) == 0 {
+		f.walked = f.required
+	}
+	f.nodes = []node{{}}
+	for pi, p := range f.walked {
+		n := 0
+		for _, seg := range p.segs {
+			next := -1
+			for _, k := range f.nodes[n].kids {
+				if f.nodes[k].seg.key == seg.key {
+					next = k
+				}
+			}
+			if next < 0 {
+				next = len(f.nodes)
+				f.nodes = append(f.nodes, node{seg: seg})
+				f.nodes[n].kids = append(f.nodes[n].kids, next)
+			}
+			n = next
+			if seg.all {
+				f.nodes[n].below = append(f.nodes[n].below, pi)
+			}
+		}
+		f.nodes[n].ends = append(f.nodes[n].ends, pi)
+	}
+}
+
+// selectIntent fills st.intent with the "body" or "intent" member (empty
+// when there is no body in whole-body mode) and st.absent with the content
+// of the "absent" member: for each Intent path that did not match
+// everywhere, the concrete paths that matched nothing.
+func (f *Fingerprinter) selectIntent(st *state) error {
+	body := unsafeString(st.body)
+	all := uint64(1)<<len(f.ignorePaths) - 1
+	n := len(f.walked)
+	st.out = grow(st.out, n)
+	st.holes = grow(st.holes, n)
+	st.where, st.levels = st.where[:0], st.levels[:0]
+	if len(body) > 0 {
+		f.visit(st, body, 0, 0, 0, all)
+	}
+	for pi := range f.walked {
+		p := &f.walked[pi]
+		if !p.required {
+			continue
+		}
+		if len(st.out[pi]) == 0 {
+			return missing(p.text)
+		}
+		if len(st.holes[pi]) > 0 {
+			h := unsafeString(st.holes[pi])
+			first, _ := strconv.Unquote(h[:skipString(h, 0)]) // a canonical string
+			return missing(first)
+		}
+	}
+
+	st.absent, st.intent = st.absent[:0], st.intent[:0]
+	if len(f.intent) == 0 {
+		if len(body) > 0 {
+			st.intent = append(st.intent, `"body":`...)
+			st.intent, _ = f.filter(st.intent, body, 0, 0, all)
+		}
+		return nil
+	}
+	st.intent = append(st.intent, `"intent":{`...)
+	written := 0
+	for pi := range f.walked {
+		p := &f.walked[pi]
+		out, holes := st.out[pi], st.holes[pi]
+		if len(out) > 0 {
+			if written > 0 {
+				st.intent = append(st.intent, ',')
+			}
+			written++
+			st.intent, _ = canonical.AppendString(st.intent, p.text) // checked by Compile
+			st.intent = append(st.intent, ':')
+			st.intent = append(st.intent, out...)
+		}
+		if len(out) > 0 && len(holes) == 0 {
+			continue
+		}
+		if len(st.absent) > 0 {
+			st.absent = append(st.absent, ',')
+		}
+		st.absent, _ = canonical.AppendString(st.absent, p.text)
+		st.absent = append(st.absent, ':', '[')
+		if len(out) == 0 {
+			st.absent, _ = canonical.AppendString(st.absent, p.text)
+		} else {
+			st.absent = append(st.absent, holes...)
+		}
+		st.absent = append(st.absent, ']')
+	}
+	st.intent = append(st.intent, '}')
+	return nil
+}
+
+// grow returns s with n empty buffers, keeping their capacity.
+func grow(s [][]byte, n int) [][]byte {
+	for len(s) < n {
+		s = append(s, nil)
+	}
+	s = s[:n]
+	for i := range s {
+		s[i] = s[i][:0]
+	}
+	return s
+}
+
+func missing(where string) error {
+	return &RequestError{Part: "body", Name: where, Err: ErrMissingRequired}
+}
+
+// visit walks the canonical value at s[i], reached at trie node ni by a
+// concrete path of d segments (st.where) that the Ignore paths in mask
+// match so far. It appends what each walked path selects to st.out and
+// returns the offset just past the value.
+func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) int {
+	n := &f.nodes[ni]
+	end := -1
+	for _, pi := range n.ends {
+		st.out[pi], end = f.filter(st.out[pi], s, i, d, mask)
+	}
+	if len(n.kids) == 0 || s[i] != '{' && s[i] != '[' {
+		if end < 0 {
+			end = skipValue(s, i)
+		}
+		return end
+	}
+	wl := len(st.where)
+	j := i + 1
+	if s[i] == '{' {
+		// A name selects from an object only.
+		for s[j] != '}' {
+			nameEnd := skipString(s, j)
+			name := s[j+1 : nameEnd-1]
+			ve := -1
+			for _, ki := range n.kids {
+				k := &f.nodes[ki]
+				if k.seg.all || k.seg.name != name {
+					continue
+				}
+				next, _ := f.advance(mask, d, name, -1)
+				st.where = appendKey(st.where[:wl], k.seg.key)
+				ve = f.visit(st, s, nameEnd+1, ki, d+1, next)
+			}
+			st.where = st.where[:wl]
+			if ve < 0 {
+				ve = skipValue(s, nameEnd+1)
+			}
+			j = ve
+			if s[j] == ',' {
+				j++
+			}
+		}
+		return j + 1
+	}
+
+	// An array: "#" takes every element, a decimal segment one.
+	base := len(st.levels)
+	for _, ki := range n.kids {
+		for _, pi := range f.nodes[ki].below {
+			st.out[pi] = append(st.out[pi], '[')
+			st.levels = append(st.levels, 0, 0) // elements written, mark
+		}
+	}
+	for idx := 0; s[j] != ']'; idx++ {
+		ve := -1
+		next, _ := f.advance(mask, d, "", idx)
+		st.where = appendIndex(st.where[:wl], idx)
+		lv := base
+		for _, ki := range n.kids {
+			k := &f.nodes[ki]
+			switch {
+			case k.seg.all:
+				for bi, pi := range k.below {
+					if st.levels[lv+2*bi] > 0 {
+						st.out[pi] = append(st.out[pi], ',')
+					}
+					st.levels[lv+2*bi+1] = len(st.out[pi])
+				}
+				ve = f.visit(st, s, j, ki, d+1, next)
+				for bi, pi := range k.below {
+					c := &st.levels[lv+2*bi]
+					if len(st.out[pi]) > st.levels[lv+2*bi+1] {
+						*c++
+						continue
+					}
+					// Nothing selected in this element: a hole.
+					if *c > 0 {
+						st.out[pi] = st.out[pi][:len(st.out[pi])-1]
+					}
+					f.addHole(st, pi, d+1)
+				}
+				lv += 2 * len(k.below)
+			case k.seg.index == idx:
+				ve = f.visit(st, s, j, ki, d+1, next)
+			}
+		}
+		st.where = st.where[:wl]
+		if ve < 0 {
+			ve = skipValue(s, j)
+		}
+		j = ve
+		if s[j] == ',' {
+			j++
+		}
+	}
+	for _, ki := range n.kids {
+		for _, pi := range f.nodes[ki].below {
+			st.out[pi] = append(st.out[pi], ']')
+		}
+	}
+	st.levels = st.levels[:base]
+	return j + 1
+}
+
+// addHole records that walked path pi matched nothing in the element at
+// st.where, whose path has d segments.
+func (f *Fingerprinter) addHole(st *state, pi, d int) {
+	st.tmp = append(st.tmp[:0], st.where...)
+	for _, seg := range f.walked[pi].segs[d:] {
+		st.tmp = appendKey(st.tmp, seg.key)
+	}
+	if len(st.holes[pi]) > 0 {
+		st.holes[pi] = append(st.holes[pi], ',')
+	}
+	st.holes[pi], _ = canonical.AppendString(st.holes[pi], unsafeString(st.tmp)) // path text: UTF-8
+}
+
+func appendKey(dst []byte, key string) []byte {
+	if len(dst) > 0 {
+		dst = append(dst, '.')
+	}
+	return append(dst, key...)
+}
+
+func appendIndex(dst []byte, i int) []byte {
+	if len(dst) > 0 {
+		dst = append(dst, '.')
+	}
+	return strconv.AppendInt(dst, int64(i), 10)
+}
+
+// advance returns the Ignore paths of mask that still match after one more
+// step, a member name (canonically escaped) or, when idx >= 0, an array
+// index, at depth d; drop reports that one of them ends there.
+func (f *Fingerprinter) advance(mask uint64, d int, name string, idx int) (next uint64, drop bool) {
+	for m := mask; m != 0; m &= m - 1 {
+		b := bits.TrailingZeros64(m)
+		q := &f.ignorePaths[b]
+		s := &q.segs[d]
+		var match bool
+		if idx >= 0 {
+			match = s.all || s.index == idx
+		} else {
+			match = !s.all && s.name == name
+		}
+		if !match {
+			continue
+		}
+		if len(q.segs) == d+1 {
+			drop = true
+		} else {
+			next |= 1 << b
+		}
+	}
+	return next, drop
+}
+
+// filter appends the canonical value at s[i], whose path has depth d, less
+// the members that Ignore removes, and returns the offset past the value.
+func (f *Fingerprinter) filter(dst []byte, s string, i, d int, mask uint64) ([]byte, int) {
+	if mask == 0 && len(f.ignoreNames) == 0 {
+		j := skipValue(s, i)
+		return append(dst, s[i:j]...), j
+	}
+	switch s[i] {
+	case '{':
+		dst = append(dst, '{')
+		i++
+		n := 0
+		for s[i] != '}' {
+			nameEnd := skipString(s, i)
+			name := s[i+1 : nameEnd-1]
+			next, drop := f.advance(mask, d, name, -1)
+			if drop || f.ignoredName(name) {
+				i = skipValue(s, nameEnd+1)
+			} else {
+				if n > 0 {
+					dst = append(dst, ',')
+				}
+				n++
+				dst = append(dst, s[i:nameEnd+1]...)
+				dst, i = f.filter(dst, s, nameEnd+1, d+1, next)
+			}
+			if s[i] == ',' {
+				i++
+			}
+		}
+		return append(dst, '}'), i + 1
+	case '[':
+		dst = append(dst, '[')
+		i++
+		for idx := 0; s[i] != ']'; idx++ {
+			if idx > 0 {
+				dst = append(dst, ',')
+			}
+			next, _ := f.advance(mask, d, "", idx)
+			dst, i = f.filter(dst, s, i, d+1, next)
+			if s[i] == ',' {
+				i++
+			}
+		}
+		return append(dst, ']'), i + 1
+	}
+	j := skipValue(s, i)
+	return append(dst, s[i:j]...), j
+}
+
+func (f *Fingerprinter) ignoredName(name string) bool {
+	for _, n := range f.ignoreNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// skipValue returns the offset just past the value at s[i] of a canonical
+// (valid, compact) JSON text.
+func skipValue(s string, i int) int {
+	switch s[i] {
+	case '"':
+		return skipString(s, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(s); i++ {
+			switch s[i] {
+			case '"':
+				i = skipString(s, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != ']' {
+		i++
+	}
+	return i
+}
+
+// skipString returns the offset just past the string at s[i].
+func skipString(s string, i int) int {
+	for i++; ; i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+}
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
