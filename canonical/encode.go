@@ -37,9 +37,10 @@ type encoder struct {
 	maxDepth int
 	frames   []frame
 	members  []member
-	scratch  []byte // reorder buffer for unsorted objects
-	digits   []byte // significant digits of a number split by a point
-	plain    bool   // the last string read was plain (see member.plain)
+	scratch  []byte  // reorder buffer for unsorted objects
+	digits   []byte  // significant digits of a number split by a point
+	order    []int32 // the sorted positions of an object's members
+	plain    bool    // the last string read was plain (see member.plain)
 }
 
 var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
@@ -277,37 +278,49 @@ func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
 		return dst, nil
 	}
 	lo, hi := ms[0].start, ms[len(ms)-1].end
-	if len(ms) <= 12 {
-		// Insertion sort: objects are small, and comparing through
-		// pointers keeps members out of the argument registers.
-		for j := 1; j < len(ms); j++ {
-			for k := j; k > 0 && memberLess(dst, &ms[k], &ms[k-1]); k-- {
-				ms[k], ms[k-1] = ms[k-1], ms[k]
+	// Sort positions, not members: they are small and ties order by input.
+	ord := e.order[:0]
+	for j := range ms {
+		ord = append(ord, int32(j))
+	}
+	e.order = ord
+	less := func(a, b int32) bool {
+		c := compareMembers(dst, &ms[a], &ms[b])
+		return c < 0 || c == 0 && a < b
+	}
+	if len(ord) <= 12 {
+		for j := 1; j < len(ord); j++ {
+			o := ord[j]
+			k := j
+			for ; k > 0 && less(o, ord[k-1]); k-- {
+				ord[k] = ord[k-1]
 			}
+			ord[k] = o
 		}
 	} else {
-		slices.SortFunc(ms, func(a, b member) int {
-			if memberLess(dst, &a, &b) {
+		slices.SortFunc(ord, func(a, b int32) int {
+			if less(a, b) {
 				return -1
 			}
 			return 1
 		})
 	}
-	dup := -1
-	for j := 1; j < len(ms); j++ {
-		if bytes.Equal(name(dst, &ms[j-1]), name(dst, &ms[j])) && (dup < 0 || ms[j].srcOff < ms[dup].srcOff) {
-			dup = j
+	dup := int32(-1)
+	for j := 1; j < len(ord); j++ {
+		// Equal names are adjacent, the later one second.
+		if a, b := ord[j-1], ord[j]; bytes.Equal(name(dst, &ms[a]), name(dst, &ms[b])) && (dup < 0 || b < dup) {
+			dup = b
 		}
 	}
 	if dup >= 0 {
 		return dst, e.duplicate(dst, ms[dup])
 	}
 	s := e.scratch[:0]
-	for j, m := range ms {
+	for j, o := range ord {
 		if j > 0 {
 			s = append(s, ',')
 		}
-		s = append(s, dst[m.start:m.end]...)
+		s = append(s, dst[ms[o].start:ms[o].end]...)
 	}
 	copy(dst[lo:hi], s)
 	e.scratch = s
@@ -317,19 +330,15 @@ func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
 // name returns the escaped name of m in dst, without quotes.
 func name(dst []byte, m *member) []byte { return dst[m.start+1 : m.nameEnd-1] }
 
-// memberLess orders members by name, then by position in the input, so
-// that of two equal names the first one read sorts first.
-func memberLess(dst []byte, a, b *member) bool {
-	if c := compareMembers(dst, a, b); c != 0 {
-		return c < 0
-	}
-	return a.srcOff < b.srcOff
-}
-
 // compareMembers orders two members by name.
 func compareMembers(dst []byte, a, b *member) int {
 	if a.plain && b.plain {
-		return bytes.Compare(name(dst, a), name(dst, b))
+		na, nb := name(dst, a), name(dst, b)
+		if len(na) > 0 && len(nb) > 0 && na[0] != nb[0] {
+			// Most names differ at once; skip the call.
+			return int(na[0]) - int(nb[0])
+		}
+		return bytes.Compare(na, nb)
 	}
 	return compareNames(name(dst, a), name(dst, b))
 }
