@@ -17,18 +17,22 @@
 // keyed on the state of the prior run.
 //
 // The engine, [Rule.Decide] and [Rule.Complete], is a pure function of the
-// rule, the request, the stored record and the time, which is passed in (as
+// rule, the request, the stored records and the time, which is passed in (as
 // golang.org/x/time/rate does): no clock, no goroutine, no store. The caller
 // reads and writes records in its own store, conditionally; see [Record].
-// One flow, with a store whose Write(rec) succeeds only if the stored
-// generation is rec.Generation-1:
+// A request has two storage keys: the primary one (tenant and key) and, for
+// a rule that resolves a mismatch or a spec change with "new", its new
+// identity (key, fingerprint and spec digest), where it runs when it
+// executes as a new operation. Decide reads both. One flow, with a store
+// whose Write(rec) succeeds only if the stored generation is
+// rec.Generation-1 and whose Read("") is nil:
 //
-//	rule, ok := pol.Match(r.Method, r.URL.Path)          // !ok: no idempotency
+//	rule, ok := pol.Match(r.Method, r.URL.Path)                   // !ok: no idempotency
 //	req, err := rule.NewRequest(tenant, fingerprint.Request{...}) // err: 400
-//	sk, _ := rule.StorageKey(req)                          // "" when key missing/malformed
-//	d, err := rule.Decide(req, store.Read(sk), now)
+//	pk, nk, _ := rule.StorageKeys(req)                            // "" when the key is missing or malformed; nk "" without "new"
+//	d, err := rule.Decide(req, store.Read(pk), store.Read(nk), now)
 //	for (d.Action == policy.Execute || d.Action == policy.ExecuteAsNew) && !store.Write(d.Reserve) {
-//		d, err = rule.Decide(req, store.Read(d.StorageKey), now) // lost the race: decide on the winner
+//		d, err = rule.Decide(req, store.Read(pk), store.Read(nk), now) // lost the race: decide on the winner
 //	}
 //	switch d.Action { // Execute/ExecuteAsNew: run, then store.Write(rule.Complete(d.Reserve, resp, now))
 //	}                 // Replay/Reject: answer d.Response; PassThrough: run
@@ -56,8 +60,10 @@
 //	                  passes through
 //	key.syntax        "printable" (1 to max_length of        "printable"
 //	                  0x20-0x7E, no outer space) or "uuid"
+//	                  (RFC 9562 text form; either case, the
+//	                  same key)
 //	key.max_length    1 to 1024                              255
-//	scope.route       true: the rule's route is part of      false (tenant and
+//	scope.route       true: the rule's endpoint is part of   false (tenant and
 //	                  the storage key                        key only)
 //	fingerprint       a fingerprint.Spec: intent, ignore,    the whole body
 //	                  required, numbers, headers, query
@@ -68,33 +74,71 @@
 //	                  classes, codes, "!" to exclude,
 //	                  such as ["2xx", "4xx", "!429"]
 //	ttl               Go duration a response is kept         "24h"
+//	                  (positive, unsigned: "24h", "90m")
 //	lease             Go duration a reservation holds the    "30s"
 //	                  key; shorter than ttl
 //	retry_after       whole seconds answered to a request    the rest of the lease
-//	                  that meets a reservation
-//	replay_header     "Name: value" added to replays, or ""  "Idempotent-Replayed: true"
+//	                  that meets a reservation; at most
+//	                  the lease
+//	replay_header     "Name: value" added to replays, or ""; "Idempotent-Replayed: true"
+//	                  not hop-by-hop (Connection, TE,
+//	                  Transfer-Encoding, ...) nor Content-*,
+//	                  ETag or Last-Modified
 //	store_intent      true: keep the intent projection to    false (it may hold
-//	                  name differing fields                  personal data)
+//	                  name differing fields; only with       personal data)
+//	                  on_mismatch "reject"
 //
 // Strict by default: an unknown field, a value of the wrong type, a
 // duration that is not positive, a status outside the list, a cache entry
 // that is repeated, redundant or without effect, a setting without effect
-// (mismatch_status when not rejecting), a rule that overlaps an earlier one
-// or that an earlier one makes unreachable: each is a [Problem] with its
-// JSON Pointer, and [Parse] reports all of them. Rules are tried in order,
-// so two rules of one method may share paths only when the earlier one is
-// strictly more specific ("POST /v1/payments/batch" before
-// "POST /v1/payments/{id}").
+// (mismatch_status or store_intent when not rejecting, a retry_after longer
+// than the lease), a rule that overlaps an earlier one or that an earlier
+// one makes unreachable: each is a [Problem] with its JSON Pointer, and
+// [Parse] reports all of them. A setting that has no effect only in
+// combination with an inherited one is reported where the object sets it;
+// store_intent inherited by a rule that does not reject is simply off.
+//
+// Rules are tried in order, so two rules of one method may share paths
+// only when the earlier one is strictly more specific
+// ("POST /v1/payments/batch" before "POST /v1/payments/{id}"). The check is
+// exact, by the paths each rule actually receives: a rule is an overlap
+// (ErrOverlap) when some path it matches goes, by first match, to an
+// earlier rule that is not more specific than it (one that also matches
+// paths it does not), and unreachable (ErrUnreachable) when every path it
+// matches goes to earlier rules. A path that a yet earlier rule takes is no
+// overlap: "POST /a/b", "POST /{x}/b",
+// "POST /a/{y}" is valid, since the only path the last two share goes to
+// the first, which is more specific than both.
 //
 // # Decisions
 //
-// With a valid key, the stored record and the request decide:
+// With a valid key, the record under the primary key and the request
+// decide:
 //
 //	record                               equal request     other fingerprint (on_mismatch)   other spec (on_spec_change)
 //	none, released, expired              execute           execute                           execute
 //	in flight, lease running             409 Retry-After   reject | 409 | execute-as-new     409 Retry-After
 //	in flight, lease over (stale)        execute (takeover) reject | execute | execute-as-new reject | execute | execute-as-new
 //	completed, before its TTL            replay            reject | replay | execute-as-new  reject | replay | execute-as-new
+//
+// The request is equal when its fingerprint is, under the same spec digest;
+// since the fingerprint covers the method and the path, an equal request
+// is one of the same endpoint. A record that binds the key and was made on
+// another endpoint is rejected in every state, whatever on_mismatch says
+// (reason other-route; the rule's mismatch status, 422 by default): a
+// response is never replayed to, nor a request executed as new on, another
+// endpoint than the one that first used the key. Endpoints are compared by
+// route with parameter names erased ("POST /v1/payments/{}"), so a deploy
+// that renames a parameter changes nothing; under the defaults, each path
+// is an endpoint. scope.route keeps the endpoints' keys apart instead.
+//
+// With a "new" resolution, the record under the request's new identity
+// comes first: while it binds, it is of this very request, which is its
+// retry (409 Retry-After while it runs, a takeover once stale, a replay once
+// completed), whatever the primary record holds, even when that record was
+// released or has expired. A request executes as new at most once while its
+// own record binds (but see the security considerations for the one window
+// that two separately written keys leave).
 //
 // A missing key is a 400 problem (or passes through when the key is
 // optional), a malformed one (repeated header, bad syntax) a 400 problem.
@@ -113,13 +157,16 @@
 // # Storage keys
 //
 // A storage key always holds the tenant ([Request].Tenant must not be
-// empty), the key's content, and, when the scope says so, the rule's route.
-// It is "idem1" followed by each component as ":" length ":" bytes, so no
-// two tuples share a key: tenant "a:b" with key "c" is not tenant "a" with
-// key "b:c". The new identity of execute-as-new adds the fingerprint and
-// the spec digest, so whatever is stored there is, by construction, of an
-// equal request. Keys in the RFC 8941 string form ("\"abc\"") are the same
-// key as their content (abc).
+// empty), the key's content, and, when the scope says so, the endpoint
+// ("POST /v1/payments/{}", or under the defaults "POST /v1/orders"; "" when
+// not scoped). It is "idem1" followed by each component as ":" length ":"
+// bytes, so no two tuples, of any length, share a key: tenant "a:b" with
+// key "c" is not tenant "a" with key "b:c". The new identity of
+// execute-as-new adds the fingerprint and the spec digest, so whatever is
+// stored there is, by construction, of an equal request. Keys in the RFC
+// 8941 string form ("\"abc\"") are the same key as their content (abc);
+// a UUID key is stored in lower case (RFC 9562 §4: the two cases are one
+// UUID).
 //
 // # Specifications
 //
@@ -130,7 +177,10 @@
 //     quoted form of a key.
 //   - RFC 9457, Problem Details for HTTP APIs: the rejection bodies.
 //   - RFC 9110, HTTP Semantics: §5.6.2 (tokens: methods and header names),
-//     §10.2.3 (Retry-After), §15 (status classes).
+//     §7.6.1 (hop-by-hop fields), §8 (representation metadata), §10.2.3
+//     (Retry-After), §15 (status classes).
+//   - RFC 9562, Universally Unique IDentifiers: §4, the text form of a UUID
+//     key and its case.
 //   - RFC 6901, JSON Pointer: the location of every [Problem].
 //
 // # Security considerations
@@ -138,11 +188,23 @@
 // A replay hands one request's response to another, so the engine replays
 // only when the storage key matches (tenant included) and the record was
 // made by a request with an equal fingerprint under the same spec, or when
-// the rule says "replay" on a mismatch. Storage keys are injective, so two
+// the rule says "replay" on a mismatch of the same endpoint; a record of
+// another endpoint is never replayed. Storage keys are injective, so two
 // tenants or two keys never share a record by a collision of their
-// encodings; a record whose tenant or key contradicts its storage key is an
-// error, not an answer. A lease that expires while its handler still runs
-// lets a second execution start: set it above the handler's deadline. The
-// intent projection may hold personal data (an IBAN, a name) and is kept
-// only when a rule opts in.
+// encodings; a record whose tenant, key or (scoped) endpoint contradicts
+// its storage key is an error, not an answer. A lease that expires while
+// its handler still runs lets a second execution start: set it above the
+// handler's deadline. The intent projection may hold personal data (an
+// IBAN, a name) and is kept only when a rule opts in and rejects
+// mismatches.
+//
+// A request that executed as new is stored under its new identity, and its
+// retries find it there first. The two keys are written separately,
+// though, so one narrow window remains: if the primary record is released
+// or expires between the moment a request reads both records and the
+// moment it reserves its new identity, a concurrent retry of the very same
+// request may reserve the primary key, and both run. A store that can make
+// a write conditional on a second key (a transaction) closes it by writing
+// a reservation only while the record under the request's other key is
+// still the one it read.
 package policy

@@ -3,6 +3,7 @@ package policy
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemprint/idemprint/fingerprint"
@@ -46,7 +47,7 @@ func (s State) String() string {
 // there is none). Every record the engine returns for a storage key has the
 // next generation of the record it was decided from, so of two requests
 // racing for one key exactly one write succeeds; the loser reads the
-// winner's record and calls Decide again.
+// records again and calls Decide again.
 //
 // The zero value is a released reservation of no key.
 type Record struct {
@@ -59,7 +60,10 @@ type Record struct {
 	// Tenant and Key are the tenant and the key (its content, unquoted) of
 	// the request that created the record.
 	Tenant, Key string
-	// Route is the route of the rule that created the record.
+	// Route is the endpoint of the request that created the record: the
+	// rule's route with its parameter names erased ("POST
+	// /v1/payments/{}"), or, under a defaults' rule, the method and the
+	// request's path ("POST /v1/orders").
 	Route string
 	// Fingerprint is the fingerprint of the request that created the
 	// record, computed under the spec whose digest is SpecDigest.
@@ -92,9 +96,15 @@ type Request struct {
 	// empty: a single-tenant service passes a fixed name, so that sharing
 	// one key space is a decision and not an accident.
 	Tenant string
-	// Key holds the values of the rule's key header, as
-	// http.Header.Values(rule.KeyHeader()) returns them: nil when absent.
+	// Key holds the values of the rule's key header, whatever the case of
+	// its name: nil when absent. [Rule.NewRequest] collects the values of
+	// every spelling, so that two spellings are a repeated header.
 	Key []string
+	// Path is the request's path, as given to [Policy.Match]. A defaults'
+	// rule, which matches any path, needs it: each path is an endpoint of
+	// its own, and a key used on one is never taken for an operation of
+	// another. A rule with a route ignores it.
+	Path string
 	// Fingerprint is the request's fingerprint under the rule's spec. It
 	// must be set when Key is.
 	Fingerprint fingerprint.Fingerprint
@@ -104,15 +114,16 @@ type Request struct {
 	Intent []byte
 }
 
-// NewRequest computes the Request for fr under r: the key header's values,
-// and, when there is a key, the fingerprint and (when the rule stores
-// intent) the intent projection. Without a key nothing is fingerprinted, so
-// a pass-through request may have any body. The error is the fingerprint
-// package's: a *canonical.Error for a body that is not strict JSON, a
-// *fingerprint.RequestError for a missing required value; answer it with a
-// 400.
+// NewRequest computes the Request for fr under r: the key header's values
+// (its name compared case-insensitively, as the fingerprint compares header
+// names), the path, and, when there is a key, the fingerprint and (when the
+// rule stores intent) the intent projection. Without a key nothing is
+// fingerprinted, so a pass-through request may have any body. The error is
+// the fingerprint package's: a *canonical.Error for a body that is not
+// strict JSON, a *fingerprint.RequestError for a missing required value;
+// answer it with a 400.
 func (r *Rule) NewRequest(tenant string, fr fingerprint.Request) (Request, error) {
-	req := Request{Tenant: tenant, Key: fr.Header.Values(r.keyHeader)}
+	req := Request{Tenant: tenant, Key: headerValues(fr.Header, r.keyHeader), Path: fr.Path}
 	if len(req.Key) == 0 {
 		req.Key = nil
 		return req, nil
@@ -140,7 +151,8 @@ const (
 	// running the handler.
 	Replay
 	// ExecuteAsNew runs the handler as a new operation (on_mismatch or
-	// on_spec_change "new"), after writing Decision.Reserve under the new
+	// on_spec_change "new"), or runs again one whose reservation under the
+	// new identity went stale, after writing Decision.Reserve under the new
 	// identity, Decision.StorageKey.
 	ExecuteAsNew
 	// Reject answers with Decision.Response, an RFC 9457 problem, without
@@ -187,15 +199,19 @@ const (
 	// fingerprint under the same spec: this is a retry.
 	ReasonRetry
 	// ReasonMismatch: the record was made by a request with another
-	// fingerprint (or on another route): the key is being reused.
+	// fingerprint: the key is being reused.
 	ReasonMismatch
 	// ReasonSpecChanged: the record was fingerprinted under another spec,
 	// so the two requests cannot be compared.
 	ReasonSpecChanged
+	// ReasonOtherRoute: the record was made by a request to another
+	// endpoint (compared with parameter names erased): the key is being
+	// reused across endpoints, which is always rejected.
+	ReasonOtherRoute
 )
 
 // String returns the reason's name: "missing-key", "malformed-key",
-// "first", "retry", "mismatch" or "spec-changed".
+// "first", "retry", "mismatch", "spec-changed" or "other-route".
 func (r Reason) String() string {
 	switch r {
 	case ReasonMissingKey:
@@ -210,6 +226,8 @@ func (r Reason) String() string {
 		return "mismatch"
 	case ReasonSpecChanged:
 		return "spec-changed"
+	case ReasonOtherRoute:
+		return "other-route"
 	}
 	return "Reason(" + itoa(int(r)) + ")"
 }
@@ -239,8 +257,8 @@ type Decision struct {
 	StorageKey string
 	// Reserve is the in-flight record to write, conditionally, before
 	// executing (Execute, ExecuteAsNew); nil otherwise. When the write
-	// fails because another request wrote first, read the record now
-	// stored under StorageKey and call Decide again with it.
+	// fails because another request wrote first, read the records under
+	// both storage keys again and call Decide again with them.
 	Reserve *Record
 	// Response is what to answer with for Replay and Reject: the stored
 	// response with the replay header added, or a problem.
@@ -249,27 +267,62 @@ type Decision struct {
 	Problem *ProblemDetails
 }
 
-// StorageKey returns the storage key of req under r: where to read the
-// record to pass to Decide. It is a function of the tenant, the key's
-// content and, when the rule's scope includes the route, the rule's route;
-// see the package documentation for its encoding. The error wraps
-// ErrNoTenant, ErrMissingKey or ErrMalformedKey; with the latter two,
-// call Decide with a nil record to learn the answer.
-func (r *Rule) StorageKey(req Request) (string, error) {
+// StorageKeys returns where the records of req are stored under r: primary,
+// the storage key of the tenant and the key (and, when the rule's scope
+// includes the route, the endpoint), and newIdentity, the storage key of
+// the new identity that on_mismatch or on_spec_change "new" gives the
+// request: its key together with its fingerprint and spec digest.
+// newIdentity is "" for a rule that resolves nothing with "new"; then pass
+// a nil record for it. See the package documentation for the encoding.
+//
+// Read the records under both keys and pass them to [Rule.Decide]. The
+// error wraps ErrNoTenant, ErrNoPath, ErrNoFingerprint (a rule with a new
+// identity needs the fingerprint, which [Rule.NewRequest] computes),
+// ErrMissingKey or ErrMalformedKey; with the latter two, call Decide with
+// nil records to learn the answer.
+func (r *Rule) StorageKeys(req Request) (primary, newIdentity string, err error) {
 	if req.Tenant == "" {
-		return "", errNoTenant
+		return "", "", errNoTenant
 	}
 	key, err := r.parseKey(req.Key)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return r.primaryKey(req.Tenant, key), nil
+	route, err := r.routeOf(req)
+	if err != nil {
+		return "", "", err
+	}
+	primary = r.primaryKey(req.Tenant, route, key)
+	if r.resolvesNew() {
+		if req.Fingerprint.IsZero() {
+			return "", "", errNoFingerprint
+		}
+		newIdentity = r.newKey(req.Tenant, route, key, req.Fingerprint)
+	}
+	return primary, newIdentity, nil
 }
 
-func (r *Rule) primaryKey(tenant, key string) string {
-	route := ""
-	if r.scopeRoute {
-		route = r.route
+// resolvesNew reports whether some resolution of r is "new", so that its
+// requests have a new identity.
+func (r *Rule) resolvesNew() bool {
+	return r.onMismatch == ResolveNew || r.onSpecChange == ResolveNew
+}
+
+// routeOf returns the endpoint of req under r: the rule's, or for a
+// defaults' rule the method and the request's path.
+func (r *Rule) routeOf(req Request) (string, error) {
+	if r.endpoint != "" {
+		return r.endpoint, nil
+	}
+	if req.Path == "" {
+		return "", errNoPath
+	}
+	return r.method + " " + req.Path, nil
+}
+
+func (r *Rule) primaryKey(tenant, route, key string) string {
+	if !r.scopeRoute {
+		route = ""
 	}
 	return storageKey(tenant, route, key)
 }
@@ -278,41 +331,87 @@ func (r *Rule) primaryKey(tenant, key string) string {
 // on_spec_change "new" give a request: its key together with its
 // fingerprint and spec digest, so that a record found there is, by
 // construction, of an equal request.
-func (r *Rule) newKey(tenant, key string, fp fingerprint.Fingerprint) string {
-	route := ""
-	if r.scopeRoute {
-		route = r.route
+func (r *Rule) newKey(tenant, route, key string, fp fingerprint.Fingerprint) string {
+	if !r.scopeRoute {
+		route = ""
 	}
 	return storageKey(tenant, route, key, fp.String(), r.fp.SpecDigest())
 }
 
-var errNoTenant = errorf(ErrNoTenant, "policy: empty tenant: pass a fixed name when there is one tenant")
+var (
+	errNoTenant      = errorf(ErrNoTenant, "policy: empty tenant: pass a fixed name when there is one tenant")
+	errNoPath        = errorf(ErrNoPath, "policy: empty path: a defaults' rule keeps the records of each path apart")
+	errNoFingerprint = errorf(ErrNoFingerprint, "policy: the request has a key but a zero fingerprint")
+)
 
-// Decide tells what to do with req given rec, the record stored under its
-// storage key (nil when there is none), at time now. It is a pure function:
-// it reads no clock and writes nothing; the caller writes Decision.Reserve.
+// binds reports whether rec still binds its key at now: a completed record
+// until its TTL, a reservation until both its lease and its TTL are over
+// (Parse keeps the lease shorter). A released record binds nothing.
+func binds(rec *Record, now time.Time) bool {
+	if rec == nil || rec.State == StateNone {
+		return false
+	}
+	return now.Before(rec.ExpiresAt) || rec.State == StateInFlight && now.Before(rec.LeaseExpiry)
+}
+
+// checkRecord returns an error wrapping ErrForeignRecord when rec, found
+// under storage key sk, is not a record of the request's tenant and key
+// there.
+func (r *Rule) checkRecord(rec *Record, sk, tenant, key, route string) error {
+	switch {
+	case rec == nil:
+		return nil
+	case rec.StorageKey != sk:
+		return errorf(ErrForeignRecord, "policy: the record is stored under another key than the request's")
+	case rec.Tenant != tenant || rec.Key != key:
+		return errorf(ErrForeignRecord, "policy: the record was made for another tenant or key than its storage key says")
+	case r.scopeRoute && rec.Route != route:
+		return errorf(ErrForeignRecord, "policy: the record was made on another route than its storage key says")
+	case rec.State > StateCompleted:
+		return errorf(ErrForeignRecord, "policy: the record's state %v is unknown", rec.State)
+	}
+	return nil
+}
+
+// Decide tells what to do with req at time now, given the records stored
+// under its two storage keys ([Rule.StorageKeys]): primary, under its
+// tenant and key, and newIdentity, under its new identity. Each is nil when
+// nothing is stored there; newIdentity is nil for a rule that resolves
+// nothing with "new". Decide is a pure function: it reads no clock and
+// writes nothing; the caller writes Decision.Reserve. After a lost write,
+// read both records again and call Decide again: the loser of a race is
+// compared with the winner's record like any other request.
 //
 // The checks run in this order: the tenant; the key (missing: a 400
 // problem, or pass-through when the key is optional; malformed: a 400
-// problem); then the record. A record that no longer binds the key (none,
+// problem); then the records.
+//
+// The new identity comes first: a record there that still binds is, by
+// construction of its storage key, of this very request (it executed as a
+// new operation), so the request is its retry, whatever the primary record
+// says. Otherwise, a primary record that no longer binds the key (none,
 // released, expired, or a stale reservation past its TTL) lets the request
-// execute. Otherwise the request is compared with it: another route or
-// fingerprint is a mismatch and gets the rule's on_mismatch; another spec
-// digest gets on_spec_change; an equal request is a retry. A retry, or a
-// replay resolution, meets an in-flight reservation with a 409 problem and
+// execute. A record that binds is compared with the request: an equal
+// fingerprint under the same spec is a retry (the fingerprint covers the
+// method and the path); a record of another endpoint is rejected (422, or
+// the rule's mismatch status), since a key used on one endpoint never names
+// an operation of another; another spec digest gets the rule's
+// on_spec_change, another fingerprint its on_mismatch. A retry, or a replay
+// resolution, meets an in-flight reservation with a 409 problem and
 // Retry-After, a stale one (past its lease) by taking it over, and a
 // completed record by replaying it. A mismatch is found whatever the
 // record's state, including when Decide is called again after losing the
 // race to reserve.
 //
-// rec may also be the record stored under the request's new identity
-// (Decision.StorageKey of an ExecuteAsNew). A record under neither identity
-// is an error wrapping ErrForeignRecord; so is an empty tenant
-// (ErrNoTenant) or a key without a fingerprint (ErrNoFingerprint).
+// A record stored under another key than its argument's, or contradicting
+// its storage key, or a binding record under the new identity that holds
+// another request, is an error wrapping ErrForeignRecord; so is an empty
+// tenant (ErrNoTenant), a defaults' rule's request without a path
+// (ErrNoPath) or a key without a fingerprint (ErrNoFingerprint).
 //
 // The decision's Reserve and Response share Intent and Body with req and
-// rec; the Response header is a copy.
-func (r *Rule) Decide(req Request, rec *Record, now time.Time) (Decision, error) {
+// the records; the Response header is a copy.
+func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) (Decision, error) {
 	if req.Tenant == "" {
 		return Decision{}, errNoTenant
 	}
@@ -327,43 +426,54 @@ func (r *Rule) Decide(req Request, rec *Record, now time.Time) (Decision, error)
 		return r.reject(ReasonMalformedKey, "", problemMalformedKey(err), 0), nil
 	}
 	if req.Fingerprint.IsZero() {
-		return Decision{}, errorf(ErrNoFingerprint, "policy: the request has a key but a zero fingerprint")
+		return Decision{}, errNoFingerprint
 	}
-	primary := r.primaryKey(req.Tenant, key)
-	atNew := false
-	if rec != nil && rec.StorageKey != primary {
-		if rec.StorageKey != r.newKey(req.Tenant, key, req.Fingerprint) {
-			return Decision{}, errorf(ErrForeignRecord, "policy: the record is stored under another key than the request's")
+	route, err := r.routeOf(req)
+	if err != nil {
+		return Decision{}, err
+	}
+	pk := r.primaryKey(req.Tenant, route, key)
+	if err := r.checkRecord(primary, pk, req.Tenant, key, route); err != nil {
+		return Decision{}, err
+	}
+	digest := r.fp.SpecDigest()
+	if newIdentity != nil {
+		if !r.resolvesNew() {
+			return Decision{}, errorf(ErrForeignRecord, "policy: a new-identity record for a rule that resolves nothing with \"new\"")
 		}
-		atNew = true
-	}
-	if rec != nil && (rec.Tenant != req.Tenant || rec.Key != key) {
-		return Decision{}, errorf(ErrForeignRecord, "policy: the record was made for another tenant or key than its storage key says")
-	}
-	if rec != nil && rec.State > StateCompleted {
-		return Decision{}, errorf(ErrForeignRecord, "policy: the record's state %v is unknown", rec.State)
+		nk := r.newKey(req.Tenant, route, key, req.Fingerprint)
+		if err := r.checkRecord(newIdentity, nk, req.Tenant, key, route); err != nil {
+			return Decision{}, err
+		}
+		if binds(newIdentity, now) {
+			if newIdentity.Route != route || newIdentity.SpecDigest != digest || newIdentity.Fingerprint != req.Fingerprint {
+				return Decision{}, errorf(ErrForeignRecord, "policy: the record under the request's new identity holds another request")
+			}
+			// This request executed as new before: answer as to a retry.
+			return r.retry(req, key, route, ReasonRetry, newIdentity, true, now), nil
+		}
 	}
 
-	// Does a record bind the key? A reservation does until both its lease
-	// and its TTL are over (Parse keeps the lease shorter).
-	if rec == nil || rec.State == StateNone || !now.Before(rec.ExpiresAt) && (rec.State == StateCompleted || !now.Before(rec.LeaseExpiry)) {
-		return r.execute(req, key, ReasonFirst, rec, atNew, now), nil
+	if !binds(primary, now) {
+		return r.execute(req, key, route, ReasonFirst, primary, false, now), nil
+	}
+	rec := primary
+	reason := ReasonRetry
+	switch {
+	case rec.SpecDigest == digest && rec.Fingerprint == req.Fingerprint:
+	case rec.Route != route:
+		reason = ReasonOtherRoute
+	case rec.SpecDigest != digest:
+		reason = ReasonSpecChanged
+	default:
+		reason = ReasonMismatch
 	}
 	inFlight := rec.State == StateInFlight && now.Before(rec.LeaseExpiry)
 
-	reason := ReasonRetry
-	switch {
-	case rec.Route != r.route || rec.SpecDigest == r.fp.SpecDigest() && rec.Fingerprint != req.Fingerprint:
-		reason = ReasonMismatch
-	case rec.SpecDigest != r.fp.SpecDigest():
-		reason = ReasonSpecChanged
-	}
-	if atNew && reason != ReasonRetry {
-		return Decision{}, errorf(ErrForeignRecord, "policy: the record under the request's new identity holds another request")
-	}
-
 	resolution := ResolveReplay // a retry is answered as a replay is
 	switch reason {
+	case ReasonOtherRoute:
+		return r.reject(reason, pk, problemOtherRoute(r.mismatchStatus), 0), nil
 	case ReasonMismatch:
 		resolution = r.onMismatch
 	case ReasonSpecChanged:
@@ -375,32 +485,40 @@ func (r *Rule) Decide(req Request, rec *Record, now time.Time) (Decision, error)
 	switch resolution {
 	case ResolveReject:
 		if reason == ReasonSpecChanged {
-			return r.reject(reason, rec.StorageKey, problemSpecChanged(), 0), nil
+			return r.reject(reason, pk, problemSpecChanged(), 0), nil
 		}
-		return r.reject(reason, rec.StorageKey, problemKeyReuse(r.mismatchStatus, rec.Intent, req.Intent), 0), nil
+		return r.reject(reason, pk, problemKeyReuse(r.mismatchStatus, rec.Intent, req.Intent), 0), nil
 	case ResolveNew:
-		return r.execute(req, key, reason, nil, true, now), nil
+		// newIdentity, if any, no longer binds: its generation goes on.
+		return r.execute(req, key, route, reason, newIdentity, true, now), nil
 	}
+	return r.retry(req, key, route, reason, rec, false, now), nil
+}
+
+// retry answers req as a retry of the binding record rec (at the new
+// identity when atNew): wait for a running reservation, take over a stale
+// one, replay a completed record.
+func (r *Rule) retry(req Request, key, route string, reason Reason, rec *Record, atNew bool, now time.Time) Decision {
 	switch {
-	case inFlight:
-		return r.inFlight(reason, rec, now), nil
+	case rec.State == StateInFlight && now.Before(rec.LeaseExpiry):
+		return r.inFlight(reason, rec, now)
 	case rec.State == StateInFlight: // stale: its holder is presumed dead
-		return r.execute(req, key, reason, rec, atNew, now), nil
+		return r.execute(req, key, route, reason, rec, atNew, now)
 	}
 	return Decision{
 		Action:     Replay,
 		Reason:     reason,
 		StorageKey: rec.StorageKey,
 		Response:   Response{Status: rec.Status, Header: r.replayHeader(rec.Header), Body: rec.Body},
-	}, nil
+	}
 }
 
 // execute reserves the key (or the new identity, when atNew) for req,
-// replacing prev.
-func (r *Rule) execute(req Request, key string, reason Reason, prev *Record, atNew bool, now time.Time) Decision {
-	d := Decision{Action: Execute, Reason: reason, StorageKey: r.primaryKey(req.Tenant, key)}
+// replacing prev, the record stored there (nil for none).
+func (r *Rule) execute(req Request, key, route string, reason Reason, prev *Record, atNew bool, now time.Time) Decision {
+	d := Decision{Action: Execute, Reason: reason, StorageKey: r.primaryKey(req.Tenant, route, key)}
 	if atNew {
-		d.Action, d.StorageKey = ExecuteAsNew, r.newKey(req.Tenant, key, req.Fingerprint)
+		d.Action, d.StorageKey = ExecuteAsNew, r.newKey(req.Tenant, route, key, req.Fingerprint)
 	}
 	gen := uint64(1)
 	if prev != nil {
@@ -412,7 +530,7 @@ func (r *Rule) execute(req Request, key string, reason Reason, prev *Record, atN
 		State:       StateInFlight,
 		Tenant:      req.Tenant,
 		Key:         key,
-		Route:       r.route,
+		Route:       route,
 		Fingerprint: req.Fingerprint,
 		SpecDigest:  r.fp.SpecDigest(),
 		LeaseExpiry: now.Add(r.lease),
@@ -471,14 +589,15 @@ func (r *Rule) replayHeader(stored http.Header) http.Header {
 // the reservation was taken over after its lease expired, and this response
 // is not stored. The record shares Body with resp; its header is a copy. It
 // is an error wrapping ErrNotInFlight when res is not a reservation,
-// ErrForeignRecord when res was not made by r, and ErrStatus when the status
-// is not a final one (200 to 599).
+// ErrForeignRecord when res was not made for r's endpoint (for a defaults'
+// rule: for its method), and ErrStatus when the status is not a final one
+// (200 to 599).
 func (r *Rule) Complete(res *Record, resp Response, now time.Time) (Record, error) {
 	if res == nil || res.State != StateInFlight {
 		return Record{}, errorf(ErrNotInFlight, "policy: only an in-flight reservation can be completed")
 	}
-	if res.Route != r.route {
-		return Record{}, errorf(ErrForeignRecord, "policy: the reservation was made by the rule for %s, not %s", res.Route, r.route)
+	if r.endpoint != "" && res.Route != r.endpoint || r.endpoint == "" && !strings.HasPrefix(res.Route, r.method+" ") {
+		return Record{}, errorf(ErrForeignRecord, "policy: the reservation was made for %s, not by the rule for %s", res.Route, r.route)
 	}
 	if resp.Status < 200 || resp.Status > 599 {
 		return Record{}, errorf(ErrStatus, "policy: invalid response status %d: want a final status, 200 to 599", resp.Status)

@@ -16,39 +16,86 @@ import (
 
 // The stateful property test drives the engine with random interleavings of
 // requests, completions, crashes, clock jumps, deploys that change the
-// fingerprint spec, and races in which a reservation loses and reads the
-// winner's record. The store is a map with conditional writes. Alongside it,
-// the system keeps a ghost of what each storage key holds, computed from the
-// requests it sent and the test's own clock and durations, never from the
-// engine's records; every decision is checked against it.
+// fingerprint spec or rename a route parameter, and races in which a
+// reservation loses and reads the winner's records. The store is a map with
+// conditional writes. Alongside it, the system keeps a ghost of what each
+// storage key holds, computed from the requests it sent and the test's own
+// clock and durations, never from the engine's records; every decision is
+// checked against the ghosts of both of the request's keys, and every
+// execution against the ghosts of all keys: an operation (tenant, key,
+// spec, fingerprint) never starts while a record of it binds elsewhere,
+// which is what a request that executed as new meets when the primary
+// record it was new against is released or expires.
 
 const (
 	propTTL   = time.Hour
 	propLease = 30 * time.Second
 )
 
-// propPolicy returns the test policy; version 0 and 1 differ only in their
-// fingerprint spec, so that a deploy changes every spec digest.
+// propPolicy returns the test policy. Version 1 differs from 0 in its
+// fingerprint spec, so that a deploy to or from it changes every spec
+// digest; version 2 only renames the scoped route's parameter. Paths no
+// rule matches go to the defaults, which replay on a mismatch: a key used
+// on two of them, or on one of them and a rule's route, must never replay
+// one endpoint's response to the other.
 func propPolicy(t testing.TB, version int) *policy.Policy {
-	ignore := `["traceId"]`
-	if version == 1 {
+	ignore, param := `["traceId"]`, "id"
+	switch version {
+	case 1:
 		ignore = `["traceId", "note"]`
+	case 2:
+		param = "sid"
 	}
 	common := `"ttl": "1h", "lease": "30s", "fingerprint": {"ignore": ` + ignore + `}`
-	return mustParse(t, `{"rules": [
+	return mustParse(t, `{
+  "defaults": {"on_mismatch": "replay", "on_spec_change": "replay", `+common+`},
+  "rules": [
   {"route": "POST /reject", "on_mismatch": "reject", "on_spec_change": "reject", `+common+`},
   {"route": "POST /replay", "on_mismatch": "replay", "on_spec_change": "replay", `+common+`},
   {"route": "POST /new", "on_mismatch": "new", "on_spec_change": "new", `+common+`},
-  {"route": "POST /scoped/{id}", "scope": {"route": true}, "mismatch_status": 409, `+common+`}
+  {"route": "POST /scoped/{`+param+`}", "scope": {"route": true}, "on_mismatch": "reject", "mismatch_status": 409, `+common+`}
 ]}`)
 }
 
 var (
 	propTenants = []string{"acme", "globex"}
 	propKeys    = []string{"k1", "k2", `"k1"`, ""} // `"k1"` is k1; "" is no key
-	propPaths   = []string{"/reject", "/replay", "/new", "/scoped/a", "/scoped/b"}
-	propAmounts = []int{1000, 2000}
+	propPaths   = []string{"/reject", "/replay", "/new", "/scoped/a", "/scoped/b", "/orders", "/refunds"}
+	// propPathWeights make histories of one endpoint more frequent than
+	// keys shared across endpoints, and "new" the most frequent of all.
+	propPathWeights = []int{2, 2, 5, 1, 1, 1, 1}
+	propAmounts     = []int{1000, 2000}
 )
+
+// endpointOf is the endpoint the test expects records to be compared by:
+// the rule's route with parameter names erased, or the method and path
+// under the defaults.
+func endpointOf(rule *policy.Rule, path string) string {
+	route := rule.Route()
+	if strings.HasSuffix(route, " *") {
+		return "POST " + path
+	}
+	var b strings.Builder
+	for skip := false; route != ""; route = route[1:] {
+		switch c := route[0]; {
+		case c == '{':
+			skip = true
+			b.WriteString("{}")
+		case c == '}':
+			skip = false
+		case !skip:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// operation names what one execution does: requests of one operation are
+// retries of each other.
+type operation struct {
+	tenant, key, digest string
+	fp                  fingerprint.Fingerprint
+}
 
 // send is one request of a command.
 type send struct {
@@ -69,6 +116,13 @@ type ghost struct {
 	leaseUntil, until time.Time
 }
 
+// binds reports whether the ghost's record still binds its key at now.
+func (g *ghost) binds(now time.Time) bool {
+	return g != nil && (now.Before(g.until) || g.inFlight && now.Before(g.leaseUntil))
+}
+
+func (g *ghost) op() operation { return operation{g.tenant, g.key, g.digest, g.fp} }
+
 // origin is who produced a stored response body.
 type origin struct {
 	tenant, key, route, digest string
@@ -84,15 +138,23 @@ type execution struct {
 	leaseUntil time.Time
 }
 
+// sent is a request as the system sends it, with what the test knows of it.
+type sent struct {
+	rule  *policy.Rule
+	req   policy.Request
+	key   string // the key's content; "" for none
+	route string // its endpoint
+}
+
 // system is the system under test: the engine, a map store and the ghost.
 type system struct {
 	t        testing.TB
-	policies [2]*policy.Policy
+	policies [3]*policy.Policy
 	version  int
 	now      time.Time
 	store    map[string]policy.Record
 	ghosts   map[string]ghost
-	lastUse  map[string]time.Time // primary storage key: last write
+	lastUse  map[string]time.Time // storage key: last write
 	origins  map[string]origin    // response body: who produced it
 	pending  []*execution
 	seq      int
@@ -113,7 +175,7 @@ func (s *system) write(rec policy.Record) bool {
 	return true
 }
 
-func (s *system) request(c send) (*policy.Rule, policy.Request, string) {
+func (s *system) request(c send) sent {
 	path := propPaths[c.Path]
 	rule, ok := s.policies[s.version].Match("POST", path)
 	if !ok {
@@ -128,51 +190,67 @@ func (s *system) request(c send) (*policy.Rule, policy.Request, string) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return rule, req, strings.Trim(propKeys[c.Key], `"`)
+	return sent{rule, req, strings.Trim(propKeys[c.Key], `"`), endpointOf(rule, path)}
 }
 
-// read returns the stored record and the ghost under sk.
-func (s *system) read(sk string) (*policy.Record, *ghost) {
-	var rec *policy.Record
-	if r, ok := s.store[sk]; ok {
-		rec = &r
+// view is what a request reads: the records and ghosts of its two keys.
+type view struct {
+	primary, created   *policy.Record
+	gPrimary, gCreated *ghost
+}
+
+func (s *system) read(pk, nk string) view {
+	get := func(sk string) (*policy.Record, *ghost) {
+		if sk == "" {
+			return nil, nil
+		}
+		var rec *policy.Record
+		if r, ok := s.store[sk]; ok {
+			rec = &r
+		}
+		var g *ghost
+		if gh, ok := s.ghosts[sk]; ok {
+			g = &gh
+		}
+		return rec, g
 	}
-	var g *ghost
-	if gh, ok := s.ghosts[sk]; ok {
-		g = &gh
-	}
-	return rec, g
+	var v view
+	v.primary, v.gPrimary = get(pk)
+	v.created, v.gCreated = get(nk)
+	return v
 }
 
 // handle runs the decision loop for one request. With a stale snapshot
 // (a race's loser), the first decision is made on it.
-func (s *system) handle(c send, snapshot func() (*policy.Record, *ghost)) {
-	rule, req, key := s.request(c)
-	sk, keyErr := rule.StorageKey(req)
-	var rec *policy.Record
-	var g *ghost
+func (s *system) handle(c send, snapshot *view) {
+	r := s.request(c)
+	pk, nk, keyErr := r.rule.StorageKeys(r.req)
+	var v view
 	expired := false
 	if keyErr == nil {
 		if snapshot == nil {
-			rec, g = s.read(sk)
+			v = s.read(pk, nk)
 		} else {
-			rec, g = snapshot()
+			v = *snapshot
 		}
-		used, ok := s.lastUse[sk]
-		expired = snapshot == nil && (!ok || !s.now.Before(used.Add(propTTL)))
+		expired = snapshot == nil
+		for _, sk := range []string{pk, nk} {
+			if used, ok := s.lastUse[sk]; ok && sk != "" && s.now.Before(used.Add(propTTL)) {
+				expired = false
+			}
+		}
 	}
-	basis := sk
 	for step := 0; ; step++ {
 		before := len(s.store)
 		snap := fmt.Sprint(s.store)
-		d, err := rule.Decide(req, rec, s.now)
+		d, err := r.rule.Decide(r.req, v.primary, v.created, s.now)
 		if err != nil {
 			s.fail("%v: Decide: %v", c, err)
 			return
 		}
-		s.check(c, rule, req, key, basis, g, d)
-		if step == 0 && expired && d.Action != policy.Execute {
-			s.fail("%v: the key was last used a TTL ago or never, yet %v (%v)", c, d.Action, d.Reason)
+		s.check(c, r, pk, nk, v, d)
+		if step == 0 && expired && (d.Action != policy.Execute || d.StorageKey != pk) {
+			s.fail("%v: both keys were last used a TTL ago or never, yet %v (%v) at %s", c, d.Action, d.Reason, d.StorageKey)
 		}
 		if d.Action != policy.Execute && d.Action != policy.ExecuteAsNew {
 			if d.Reserve != nil {
@@ -184,82 +262,119 @@ func (s *system) handle(c send, snapshot func() (*policy.Record, *ghost)) {
 			return
 		}
 		if s.write(*d.Reserve) {
-			s.reserved(rule, req, key, *d.Reserve)
+			s.reserved(c, r, *d.Reserve)
 			return
 		}
 		if step == 3 {
 			s.fail("%v: the decision loop does not end", c)
 			return
 		}
-		basis = d.StorageKey
-		rec, g = s.read(basis) // lost the race: decide on the winner
+		v = s.read(pk, nk) // lost the race: decide on the winner's records
 	}
 }
 
 // reserved records a successful reservation in the ghost and starts its
-// handler.
-func (s *system) reserved(rule *policy.Rule, req policy.Request, key string, res policy.Record) {
-	s.ghosts[res.StorageKey] = ghost{
-		inFlight: true, tenant: req.Tenant, key: key, route: rule.Route(), digest: rule.Fingerprinter().SpecDigest(),
-		fp: req.Fingerprint, leaseUntil: s.now.Add(propLease), until: s.now.Add(propTTL),
+// handler, after checking that no record of the same operation binds
+// another key: an operation runs once while its record binds.
+func (s *system) reserved(c send, r sent, res policy.Record) {
+	g := ghost{
+		inFlight: true, tenant: r.req.Tenant, key: r.key, route: r.route, digest: r.rule.Fingerprinter().SpecDigest(),
+		fp: r.req.Fingerprint, leaseUntil: s.now.Add(propLease), until: s.now.Add(propTTL),
 	}
-	if sk, _ := rule.StorageKey(req); sk == res.StorageKey {
-		s.lastUse[sk] = s.now
+	for sk, other := range s.ghosts {
+		if sk != res.StorageKey && other.op() == g.op() && other.binds(s.now) {
+			s.fail("%v: executes at %s while a record of the same operation binds %s (in flight %v)", c, res.StorageKey, sk, other.inFlight)
+		}
 	}
-	s.pending = append(s.pending, &execution{rule: rule, res: res, req: req, route: rule.Route(), leaseUntil: s.now.Add(propLease)})
+	s.ghosts[res.StorageKey] = g
+	s.lastUse[res.StorageKey] = s.now
+	s.pending = append(s.pending, &execution{rule: r.rule, res: res, req: r.req, route: r.route, leaseUntil: s.now.Add(propLease)})
 }
 
-// check holds every decision to the ghost of the key it was decided at.
-func (s *system) check(c send, rule *policy.Rule, req policy.Request, key, basis string, g *ghost, d policy.Decision) {
-	if key == "" {
+// check holds every decision to the ghosts of the request's two keys.
+func (s *system) check(c send, r sent, pk, nk string, v view, d policy.Decision) {
+	if r.key == "" {
 		if d.Action != policy.Reject || d.Reason != policy.ReasonMissingKey || d.Response.Status != 400 {
 			s.fail("%v: no key, yet %v %v %d", c, d.Action, d.Reason, d.Response.Status)
 		}
 		return
 	}
-	live := g != nil && (s.now.Before(g.until) || g.inFlight && s.now.Before(g.leaseUntil))
-	if !live {
-		if d.Reason != policy.ReasonFirst || (d.Action != policy.Execute && d.Action != policy.ExecuteAsNew) || d.StorageKey != basis {
-			s.fail("%v: nothing binds %s, yet %v %v at %s", c, basis, d.Action, d.Reason, d.StorageKey)
+	digest := r.rule.Fingerprinter().SpecDigest()
+	// The request's own record under its new identity comes first.
+	if g := v.gCreated; g.binds(s.now) {
+		if g.op() != (operation{r.req.Tenant, r.key, digest, r.req.Fingerprint}) {
+			s.fail("%v: the record at its new identity %s is of another operation", c, nk)
+		}
+		running := g.inFlight && s.now.Before(g.leaseUntil)
+		want := policy.Replay
+		switch {
+		case running:
+			want = policy.Reject
+		case g.inFlight:
+			want = policy.ExecuteAsNew // a takeover of its own stale reservation
+		}
+		if d.Reason != policy.ReasonRetry || d.Action != want || d.StorageKey != nk {
+			s.fail("%v: its record as new binds %s, yet %v %v at %s; want %v retry", c, nk, d.Action, d.Reason, d.StorageKey, want)
+		}
+		s.checkReplay(c, r, digest, d)
+		return
+	}
+	g := v.gPrimary
+	if !g.binds(s.now) {
+		if d.Reason != policy.ReasonFirst || d.Action != policy.Execute || d.StorageKey != pk {
+			s.fail("%v: nothing binds %s or its new identity, yet %v %v at %s", c, pk, d.Action, d.Reason, d.StorageKey)
 		}
 		return
 	}
-	digest := rule.Fingerprinter().SpecDigest()
-	want := policy.ReasonRetry
+	want := policy.ReasonMismatch
 	switch {
-	case g.route != rule.Route() || g.digest == digest && g.fp != req.Fingerprint:
-		want = policy.ReasonMismatch
+	case g.digest == digest && g.fp == r.req.Fingerprint:
+		want = policy.ReasonRetry
+	case g.route != r.route:
+		want = policy.ReasonOtherRoute
 	case g.digest != digest:
 		want = policy.ReasonSpecChanged
 	}
-	if g.tenant != req.Tenant || g.key != key {
-		s.fail("%v: the record at %s belongs to %s/%s", c, basis, g.tenant, g.key)
+	if g.tenant != r.req.Tenant || g.key != r.key {
+		s.fail("%v: the record at %s belongs to %s/%s", c, pk, g.tenant, g.key)
 	}
 	if d.Reason != want {
 		s.fail("%v: reason %v, want %v (record in flight %v)", c, d.Reason, want, g.inFlight)
 	}
 	running := g.inFlight && s.now.Before(g.leaseUntil)
 	switch {
-	case d.Action == policy.Execute && d.StorageKey == basis && running:
-		s.fail("%v: executes while %s is in flight", c, basis)
-	case d.Action == policy.Execute && want == policy.ReasonMismatch && !(rule.OnMismatch() == policy.ResolveReplay && g.inFlight):
-		s.fail("%v: executes a mismatching request under %s", c, basis)
+	case d.Action == policy.Execute && d.StorageKey != pk, d.Action == policy.ExecuteAsNew && d.StorageKey != nk:
+		s.fail("%v: %v at %s, not at its key", c, d.Action, d.StorageKey)
+	case d.Action == policy.Execute && running:
+		s.fail("%v: executes while %s is in flight", c, pk)
+	case d.Action == policy.Execute && want == policy.ReasonMismatch && !(r.rule.OnMismatch() == policy.ResolveReplay && g.inFlight):
+		s.fail("%v: executes a mismatching request under %s", c, pk)
+	case want == policy.ReasonOtherRoute && (d.Action != policy.Reject || d.Problem.Type != policy.TypeOtherRoute):
+		s.fail("%v: a record of %s meets a request to %s with %v", c, g.route, r.route, d.Action)
 	case want == policy.ReasonRetry && running && (d.Action != policy.Reject || d.Problem.Type != policy.TypeInFlight):
 		s.fail("%v: a retry meets a running reservation with %v", c, d.Action)
 	}
-	if d.Action == policy.Replay {
-		o, ok := s.origins[string(d.Response.Body)]
-		switch {
-		case !ok:
-			s.fail("%v: replays %q, which no handler produced", c, d.Response.Body)
-		case o.tenant != req.Tenant || o.key != key:
-			s.fail("%v: replays the response of %s/%s", c, o.tenant, o.key)
-		case d.Reason == policy.ReasonRetry && (o.fp != req.Fingerprint || o.digest != digest || o.route != rule.Route()):
-			s.fail("%v: replays as a retry a response to another request", c)
-		case d.Reason == policy.ReasonMismatch && rule.OnMismatch() != policy.ResolveReplay,
-			d.Reason == policy.ReasonSpecChanged && rule.OnSpecChange() != policy.ResolveReplay:
-			s.fail("%v: replays on %v although the rule does not say replay", c, d.Reason)
-		}
+	s.checkReplay(c, r, digest, d)
+}
+
+// checkReplay holds a replay to the origin of its body.
+func (s *system) checkReplay(c send, r sent, digest string, d policy.Decision) {
+	if d.Action != policy.Replay {
+		return
+	}
+	o, ok := s.origins[string(d.Response.Body)]
+	switch {
+	case !ok:
+		s.fail("%v: replays %q, which no handler produced", c, d.Response.Body)
+	case o.tenant != r.req.Tenant || o.key != r.key:
+		s.fail("%v: replays the response of %s/%s", c, o.tenant, o.key)
+	case o.route != r.route:
+		s.fail("%v: replays to %s the response of %s", c, r.route, o.route)
+	case d.Reason == policy.ReasonRetry && (o.fp != r.req.Fingerprint || o.digest != digest):
+		s.fail("%v: replays as a retry a response to another request", c)
+	case d.Reason == policy.ReasonMismatch && r.rule.OnMismatch() != policy.ResolveReplay,
+		d.Reason == policy.ReasonSpecChanged && r.rule.OnSpecChange() != policy.ResolveReplay:
+		s.fail("%v: replays on %v although the rule does not say replay", c, d.Reason)
 	}
 }
 
@@ -290,9 +405,7 @@ func (s *system) complete(i, status int) {
 		g := s.ghosts[e.res.StorageKey]
 		g.inFlight, g.until = false, s.now.Add(propTTL)
 		s.ghosts[e.res.StorageKey] = g
-		if sk, _ := e.rule.StorageKey(e.req); sk == e.res.StorageKey {
-			s.lastUse[sk] = s.now
-		}
+		s.lastUse[e.res.StorageKey] = s.now
 	} else {
 		delete(s.ghosts, e.res.StorageKey) // released: the key is free
 	}
@@ -336,9 +449,17 @@ func (c *propCommand) PostCondition(_ commands.State, result commands.Result) *g
 }
 func (c *propCommand) String() string { return c.name }
 
+func genPath() gopter.Gen {
+	var gens []gen.WeightedGen
+	for i, w := range propPathWeights {
+		gens = append(gens, gen.WeightedGen{Weight: w, Gen: gen.Const(i)})
+	}
+	return gen.Weighted(gens)
+}
+
 func genSend() gopter.Gen {
 	return gopter.CombineGens(
-		gen.IntRange(0, len(propTenants)-1), gen.IntRange(0, len(propKeys)-1), gen.IntRange(0, len(propPaths)-1),
+		gen.IntRange(0, len(propTenants)-1), gen.IntRange(0, len(propKeys)-1), genPath(),
 		gen.IntRange(0, len(propAmounts)-1), gen.IntRange(0, 2),
 	).Map(func(v []any) send {
 		return send{Tenant: v[0].(int), Key: v[1].(int), Path: v[2].(int), Amount: v[3].(int), Trace: v[4].(int)}
@@ -352,11 +473,11 @@ func genCommand() gopter.Gen {
 	race := gopter.CombineGens(genSend(), genSend()).Map(func(v []any) commands.Command {
 		loser, winner := v[0].(send), v[1].(send)
 		return &propCommand{"race " + loser.String() + " loses to " + winner.String(), func(s *system) {
-			rule, req, _ := s.request(loser)
-			sk, _ := rule.StorageKey(req)
-			rec, g := s.read(sk) // the loser reads, then the winner goes first
+			r := s.request(loser)
+			pk, nk, _ := r.rule.StorageKeys(r.req)
+			v := s.read(pk, nk) // the loser reads, then the winner goes first
 			s.handle(winner, nil)
-			s.handle(loser, func() (*policy.Record, *ghost) { return rec, g })
+			s.handle(loser, &v)
 		}}
 	})
 	complete := gopter.CombineGens(gen.IntRange(0, 3), gen.OneConstOf(201, 500)).Map(func(v []any) commands.Command {
@@ -375,7 +496,9 @@ func genCommand() gopter.Gen {
 		Map(func(d time.Duration) commands.Command {
 			return &propCommand{"advance " + d.String(), func(s *system) { s.now = s.now.Add(d) }}
 		})
-	deploy := gen.Const(commands.Command(&propCommand{"deploy", func(s *system) { s.version = 1 - s.version }}))
+	deploy := gen.IntRange(0, 2).Map(func(v int) commands.Command {
+		return &propCommand{fmt.Sprintf("deploy version %d", v), func(s *system) { s.version = v }}
+	})
 	return gen.Weighted([]gen.WeightedGen{
 		{Weight: 8, Gen: sendCmd},
 		{Weight: 3, Gen: race},
@@ -387,7 +510,7 @@ func genCommand() gopter.Gen {
 }
 
 func TestEngineStateful(t *testing.T) {
-	policies := [2]*policy.Policy{propPolicy(t, 0), propPolicy(t, 1)}
+	policies := [3]*policy.Policy{propPolicy(t, 0), propPolicy(t, 1), propPolicy(t, 2)}
 	cmds := &commands.ProtoCommands{
 		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
 			return &system{

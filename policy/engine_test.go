@@ -279,7 +279,7 @@ func TestDecideTable(t *testing.T) {
 										}
 										n++
 										t.Run(c.name(), func(t *testing.T) {
-											d, err := rule.Decide(req, rec, now)
+											d, err := rule.Decide(req, rec, nil, now)
 											if err != nil {
 												t.Fatalf("Decide: %v", err)
 											}
@@ -405,15 +405,15 @@ func TestDecideRaceLoser(t *testing.T) {
 			rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "on_mismatch": "`+tc.onMismatch+`"}]}`)
 			winner := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"amountCents":1000}`)}
 			loser := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"amountCents":1000000}`)}
-			dw, _ := rule.Decide(winner, nil, now)
-			dl, _ := rule.Decide(loser, nil, now)
+			dw, _ := rule.Decide(winner, nil, nil, now)
+			dl, _ := rule.Decide(loser, nil, nil, now)
 			if dw.Action != policy.Execute || dl.Action != policy.Execute || dw.Reserve.Generation != 1 || dl.Reserve.Generation != 1 {
 				t.Fatalf("both racers must try to reserve generation 1: %+v %+v", dw, dl)
 			}
 			primary := storageKey("acme", "", "k")
 			newKey := storageKey("acme", "", "k", loser.Fingerprint.String(), rule.Fingerprinter().SpecDigest())
 			// The winner's write succeeds; the loser reads its record.
-			got, err := rule.Decide(loser, dw.Reserve, now)
+			got, err := rule.Decide(loser, dw.Reserve, nil, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -424,7 +424,7 @@ func TestDecideRaceLoser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err = rule.Decide(loser, &done, now)
+			got, err = rule.Decide(loser, &done, nil, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -443,42 +443,271 @@ func TestDecideNewIdentity(t *testing.T) {
 	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "on_mismatch": "new"}]}`)
 	first := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"amountCents":1000}`)}
 	second := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"amountCents":1000000}`)}
-	d1, _ := rule.Decide(first, nil, now)
+	d1, _ := rule.Decide(first, nil, nil, now)
 	rec1, _ := rule.Complete(d1.Reserve, policy.Response{Status: 201, Body: []byte(`{"id":"pay_1"}`)}, now)
 
-	d2, err := rule.Decide(second, &rec1, now)
+	wantPrimary := storageKey("acme", "", "k")
+	wantKey := storageKey("acme", "", "k", second.Fingerprint.String(), rule.Fingerprinter().SpecDigest())
+	if pk, nk, err := rule.StorageKeys(second); pk != wantPrimary || nk != wantKey || err != nil {
+		t.Fatalf("StorageKeys(second) = %q, %q, %v; want %q, %q", pk, nk, err, wantPrimary, wantKey)
+	}
+	d2, err := rule.Decide(second, &rec1, nil, now)
 	if err != nil || d2.Action != policy.ExecuteAsNew {
 		t.Fatalf("Decide(second) = %+v, %v; want execute-as-new", d2, err)
 	}
-	wantKey := storageKey("acme", "", "k", second.Fingerprint.String(), rule.Fingerprinter().SpecDigest())
 	if d2.StorageKey != wantKey || d2.Reserve.StorageKey != wantKey {
 		t.Fatalf("new identity = %q, want %q", d2.StorageKey, wantKey)
 	}
 	// The new identity is occupied by the second request's own reservation.
-	got, err := rule.Decide(second, d2.Reserve, now.Add(time.Second))
-	if err != nil || got.Action != policy.Reject || got.Problem.Type != policy.TypeInFlight {
+	got, err := rule.Decide(second, &rec1, d2.Reserve, now.Add(time.Second))
+	if err != nil || got.Action != policy.Reject || got.Problem.Type != policy.TypeInFlight || got.StorageKey != wantKey {
 		t.Errorf("retry of second while in flight = %+v, %v; want 409 in flight", got, err)
 	}
-	got, err = rule.Decide(second, d2.Reserve, now.Add(time.Minute))
-	if err != nil || got.Action != policy.ExecuteAsNew || got.Reserve.Generation != 2 || got.StorageKey != wantKey {
+	got, err = rule.Decide(second, &rec1, d2.Reserve, now.Add(time.Minute))
+	if err != nil || got.Action != policy.ExecuteAsNew || got.Reason != policy.ReasonRetry || got.Reserve.Generation != 2 || got.StorageKey != wantKey {
 		t.Errorf("retry of second after its lease = %+v, %v; want a takeover of the new identity", got, err)
 	}
 	rec2, _ := rule.Complete(d2.Reserve, policy.Response{Status: 201, Body: []byte(`{"id":"pay_2"}`)}, now)
-	got, err = rule.Decide(second, &rec2, now.Add(time.Minute))
+	got, err = rule.Decide(second, &rec1, &rec2, now.Add(time.Minute))
 	if err != nil || got.Action != policy.Replay || string(got.Response.Body) != `{"id":"pay_2"}` {
 		t.Errorf("retry of second after completion = %+v, %v; want the replay of pay_2", got, err)
 	}
 	// The first request, retried, still replays its own answer.
-	got, err = rule.Decide(first, &rec1, now.Add(time.Minute))
+	got, err = rule.Decide(first, &rec1, nil, now.Add(time.Minute))
 	if err != nil || got.Action != policy.Replay || string(got.Response.Body) != `{"id":"pay_1"}` {
 		t.Errorf("retry of first = %+v, %v; want the replay of pay_1", got, err)
 	}
-	// A record under the new identity that holds another request is corrupt.
+	// Records in the wrong place, or corrupt, are errors.
 	bad := rec2
 	bad.Fingerprint = first.Fingerprint
-	if _, err := rule.Decide(second, &bad, now); !errors.Is(err, policy.ErrForeignRecord) {
-		t.Errorf("Decide with a corrupt new-identity record: err = %v, want ErrForeignRecord", err)
+	reject := mustRule(t, `{"rules": [{"route": "POST /v1/payments"}]}`)
+	for _, tc := range []struct {
+		name             string
+		rule             *policy.Rule
+		primary, created *policy.Record
+	}{
+		{"NewIdentityHoldsAnotherRequest", rule, &rec1, &bad},
+		{"NewIdentityInPrimarySlot", rule, &rec2, nil},
+		{"PrimaryInNewIdentitySlot", rule, nil, &rec1},
+		{"NewIdentityWithoutNewResolution", reject, nil, &rec2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.rule.Decide(second, tc.primary, tc.created, now); !errors.Is(err, policy.ErrForeignRecord) {
+				t.Errorf("Decide: err = %v, want ErrForeignRecord", err)
+			}
+		})
 	}
+	if _, nk, _ := reject.StorageKeys(second); nk != "" {
+		t.Errorf("StorageKeys under a rule without \"new\": new identity %q, want none", nk)
+	}
+}
+
+// TestDecideNewIdentityFirst is the decision table of a request that has
+// already executed as new: its record under the new identity decides while
+// it binds, whatever the primary record holds, including a primary record
+// released (the first request failed) or expired (the first request is a
+// TTL old). Only a new-identity record that no longer binds hands the
+// decision to the primary record, and its generation goes on.
+func TestDecideNewIdentityFirst(t *testing.T) {
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		policy string
+		other  string // how the primary record's request differs
+	}{
+		{`{"rules": [{"route": "POST /v1/payments", "on_mismatch": "new"}]}`, "fingerprint"},
+		{`{"rules": [{"route": "POST /v1/payments", "on_spec_change": "new"}]}`, "spec"},
+	} {
+		rule := mustRule(t, tc.policy)
+		req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"amountCents":1000000}`)}
+		pk, nk, err := rule.StorageKeys(req)
+		if err != nil || nk == "" {
+			t.Fatalf("StorageKeys = %q, %q, %v", pk, nk, err)
+		}
+		record := func(sk string, state policy.State, fp fingerprint.Fingerprint, digest string, lease, ttl time.Duration) *policy.Record {
+			rec := &policy.Record{
+				StorageKey: sk, Generation: 4, State: state, Tenant: "acme", Key: "k", Route: "POST /v1/payments",
+				Fingerprint: fp, SpecDigest: digest, LeaseExpiry: now.Add(lease), ExpiresAt: now.Add(ttl),
+			}
+			if state == policy.StateCompleted {
+				rec.Status, rec.Body = 201, []byte(sk)
+			}
+			return rec
+		}
+		otherFP, otherDigest := sum(t, rule, `{"amountCents":1000}`), rule.Fingerprinter().SpecDigest()
+		if tc.other == "spec" {
+			otherFP, otherDigest = req.Fingerprint, "sha256:an-earlier-spec"
+		}
+		primaries := map[string]*policy.Record{
+			"absent":            nil,
+			"released":          record(pk, policy.StateNone, otherFP, otherDigest, -time.Hour, -time.Hour),
+			"expired":           record(pk, policy.StateCompleted, otherFP, otherDigest, -25*time.Hour, -time.Second),
+			"stale-past-ttl":    record(pk, policy.StateInFlight, otherFP, otherDigest, -25*time.Hour, -time.Second),
+			"completed-other":   record(pk, policy.StateCompleted, otherFP, otherDigest, -time.Hour, time.Hour),
+			"in-flight-other":   record(pk, policy.StateInFlight, otherFP, otherDigest, 10*time.Second, time.Hour),
+			"stale-other":       record(pk, policy.StateInFlight, otherFP, otherDigest, -time.Second, time.Hour),
+			"completed-equal":   record(pk, policy.StateCompleted, req.Fingerprint, rule.Fingerprinter().SpecDigest(), -time.Hour, time.Hour),
+			"in-flight-equal":   record(pk, policy.StateInFlight, req.Fingerprint, rule.Fingerprinter().SpecDigest(), 10*time.Second, time.Hour),
+			"released-then-new": record(pk, policy.StateNone, req.Fingerprint, rule.Fingerprinter().SpecDigest(), -time.Hour, -time.Hour),
+		}
+		own := req.Fingerprint
+		digest := rule.Fingerprinter().SpecDigest()
+		news := map[string]*policy.Record{
+			"running":   record(nk, policy.StateInFlight, own, digest, 10*time.Second, time.Hour),
+			"stale":     record(nk, policy.StateInFlight, own, digest, -time.Second, time.Hour),
+			"completed": record(nk, policy.StateCompleted, own, digest, -time.Hour, time.Hour),
+			"released":  record(nk, policy.StateNone, own, digest, -time.Hour, -time.Hour),
+			"expired":   record(nk, policy.StateCompleted, own, digest, -25*time.Hour, -time.Second),
+			"absent":    nil,
+		}
+		for pName, primary := range primaries {
+			for nName, created := range news {
+				t.Run(tc.other+"/primary="+pName+"/new="+nName, func(t *testing.T) {
+					var want outcome
+					switch nName {
+					case "running":
+						want = outcome{Action: policy.Reject, Reason: policy.ReasonRetry, Where: "new", Status: 409, ProblemType: policy.TypeInFlight, RetryAfter: "10"}
+					case "stale":
+						want = outcome{Action: policy.ExecuteAsNew, Reason: policy.ReasonRetry, Where: "new", Generation: 5}
+					case "completed":
+						want = outcome{Action: policy.Replay, Reason: policy.ReasonRetry, Where: "new", Status: 201, Replayed: "true", Body: nk}
+					default: // the new identity binds nothing: the primary record decides
+						gen := uint64(1)
+						if created != nil {
+							gen = 5
+						}
+						reason := policy.ReasonMismatch
+						if tc.other == "spec" {
+							reason = policy.ReasonSpecChanged
+						}
+						switch pName {
+						case "absent", "released", "expired", "stale-past-ttl", "released-then-new":
+							want = outcome{Action: policy.Execute, Reason: policy.ReasonFirst, Where: "primary", Generation: 1}
+							if primary != nil {
+								want.Generation = 5
+							}
+						case "completed-other", "stale-other":
+							want = outcome{Action: policy.ExecuteAsNew, Reason: reason, Where: "new", Generation: gen}
+						case "in-flight-other":
+							want = outcome{Action: policy.ExecuteAsNew, Reason: reason, Where: "new", Generation: gen}
+							if tc.other == "spec" { // a running spec change is waited for
+								want = outcome{Action: policy.Reject, Reason: reason, Where: "primary", Status: 409, ProblemType: policy.TypeInFlight, RetryAfter: "10"}
+							}
+						case "completed-equal":
+							want = outcome{Action: policy.Replay, Reason: policy.ReasonRetry, Where: "primary", Status: 201, Replayed: "true", Body: pk}
+						case "in-flight-equal":
+							want = outcome{Action: policy.Reject, Reason: policy.ReasonRetry, Where: "primary", Status: 409, ProblemType: policy.TypeInFlight, RetryAfter: "10"}
+						}
+					}
+					d, err := rule.Decide(req, primary, created, now)
+					if err != nil {
+						t.Fatalf("Decide: %v", err)
+					}
+					if diff := cmp.Diff(want, summarize(t, d, pk, nk)); diff != "" {
+						t.Errorf("Decide mismatch (-want +got):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+}
+
+// memStore is a store with conditional writes, driven as the package
+// documentation's flow says.
+type memStore map[string]policy.Record
+
+func (s memStore) read(sk string) *policy.Record {
+	if rec, ok := s[sk]; ok {
+		return &rec
+	}
+	return nil
+}
+
+func (s memStore) write(rec policy.Record) bool {
+	cur, ok := s[rec.StorageKey]
+	if rec.Generation == 1 && ok || rec.Generation > 1 && (!ok || cur.Generation != rec.Generation-1) {
+		return false
+	}
+	s[rec.StorageKey] = rec
+	return true
+}
+
+// handle runs the documented flow for req and returns the final decision.
+func (s memStore) handle(t *testing.T, rule *policy.Rule, req policy.Request, now time.Time) policy.Decision {
+	t.Helper()
+	pk, nk, err := rule.StorageKeys(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rule.Decide(req, s.read(pk), s.read(nk), now)
+	for i := 0; err == nil && (d.Action == policy.Execute || d.Action == policy.ExecuteAsNew) && !s.write(*d.Reserve); i++ {
+		if i == 3 {
+			t.Fatal("the decision loop does not end")
+		}
+		d, err = rule.Decide(req, s.read(pk), s.read(nk), now)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (s memStore) complete(t *testing.T, rule *policy.Rule, d policy.Decision, status int, body string, now time.Time) {
+	t.Helper()
+	rec, err := rule.Complete(d.Reserve, policy.Response{Status: status, Body: []byte(body)}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.write(rec) {
+		t.Fatal("the completion lost its reservation")
+	}
+}
+
+// TestExecuteAsNewOnce runs the stories in which a request that executed as
+// new came back after the primary record stopped binding: it must be
+// replayed (or waited for), never executed a second time, while its own
+// record binds.
+func TestExecuteAsNewOnce(t *testing.T) {
+	t0 := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "on_mismatch": "new", "ttl": "24h"}]}`)
+	a := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"amountCents":1000}`)}
+	b := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"amountCents":2000}`)}
+
+	t.Run("PrimaryExpired", func(t *testing.T) {
+		s := memStore{}
+		s.complete(t, rule, s.handle(t, rule, a, t0), 201, "a", t0)
+		t1 := t0.Add(23 * time.Hour)
+		d := s.handle(t, rule, b, t1)
+		if d.Action != policy.ExecuteAsNew {
+			t.Fatalf("b = %v, want execute-as-new", d.Action)
+		}
+		s.complete(t, rule, d, 201, "b", t1)
+		// a's record has expired; b's binds for 23 hours more.
+		d = s.handle(t, rule, b, t0.Add(24*time.Hour+time.Minute))
+		if d.Action != policy.Replay || string(d.Response.Body) != "b" {
+			t.Errorf("b retried within its TTL = %v %v %s, want the replay of b", d.Action, d.Reason, d.Response.Body)
+		}
+	})
+	t.Run("PrimaryReleased", func(t *testing.T) {
+		s := memStore{}
+		da := s.handle(t, rule, a, t0)
+		db := s.handle(t, rule, b, t0.Add(time.Second))
+		s.complete(t, rule, db, 201, "b", t0.Add(2*time.Second))
+		s.complete(t, rule, da, 500, "a", t0.Add(3*time.Second)) // a failed: its key is free
+		d := s.handle(t, rule, b, t0.Add(4*time.Second))
+		if d.Action != policy.Replay || string(d.Response.Body) != "b" {
+			t.Errorf("b retried = %v %v %s, want the replay of b", d.Action, d.Reason, d.Response.Body)
+		}
+	})
+	t.Run("PrimaryReleasedWhileRunning", func(t *testing.T) {
+		s := memStore{}
+		da := s.handle(t, rule, a, t0)
+		db := s.handle(t, rule, b, t0.Add(time.Second))
+		s.complete(t, rule, da, 500, "a", t0.Add(2*time.Second))
+		d := s.handle(t, rule, b, t0.Add(3*time.Second))
+		if d.Action != policy.Reject || d.Problem.Type != policy.TypeInFlight || d.StorageKey != db.StorageKey {
+			t.Errorf("b retried while running = %v %v at %q, want 409 in flight at %q", d.Action, d.Reason, d.StorageKey, db.StorageKey)
+		}
+	})
 }
 
 func TestDecideErrors(t *testing.T) {
@@ -486,7 +715,7 @@ func TestDecideErrors(t *testing.T) {
 	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments"}]}`)
 	fp := sum(t, rule, `{"a":1}`)
 	req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: fp}
-	d, _ := rule.Decide(req, nil, now)
+	d, _ := rule.Decide(req, nil, nil, now)
 	own := *d.Reserve
 	otherTenant := own
 	otherTenant.StorageKey = storageKey("globex", "", "k")
@@ -509,7 +738,7 @@ func TestDecideErrors(t *testing.T) {
 		{"ForeignRecord/UnknownState", req, &unknownState, policy.ErrForeignRecord},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := rule.Decide(tc.req, tc.rec, now)
+			d, err := rule.Decide(tc.req, tc.rec, nil, now)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("Decide err = %v, want %v", err, tc.want)
 			}
@@ -524,7 +753,7 @@ func TestComplete(t *testing.T) {
 	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
 	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "cache": ["2xx", "4xx", "!429"], "ttl": "1h", "store_intent": true}]}`)
 	req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"a":1}`), Intent: []byte(`{"intent":1}`)}
-	d, _ := rule.Decide(req, nil, now)
+	d, _ := rule.Decide(req, nil, nil, now)
 	res := d.Reserve
 	done := now.Add(5 * time.Second)
 	for _, tc := range []struct {
@@ -600,10 +829,10 @@ func TestDecideResponseHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments"`+tc.settings+`}]}`)
 			req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"a":1}`)}
-			d, _ := rule.Decide(req, nil, now)
+			d, _ := rule.Decide(req, nil, nil, now)
 			res := *d.Reserve
 			res.LeaseExpiry = now.Add(tc.leaseLeft)
-			got, err := rule.Decide(req, &res, now)
+			got, err := rule.Decide(req, &res, nil, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -612,7 +841,7 @@ func TestDecideResponseHeaders(t *testing.T) {
 			}
 			stored := http.Header{"Location": {"/v1/payments/pay_1"}}
 			done, _ := rule.Complete(&res, policy.Response{Status: 201, Header: stored, Body: []byte(`{}`)}, now)
-			got, _ = rule.Decide(req, &done, now)
+			got, _ = rule.Decide(req, &done, nil, now)
 			want := tc.replay.Clone()
 			want.Set("Location", "/v1/payments/pay_1")
 			if diff := cmp.Diff(want, got.Response.Header); diff != "" {
@@ -647,12 +876,12 @@ func TestDecideDifferingPaths(t *testing.T) {
 				return req
 			}
 			first := request(`{"amountCents":1000,"currency":"EUR","traceId":"a"}`)
-			d, _ := rule.Decide(first, nil, now)
+			d, _ := rule.Decide(first, nil, nil, now)
 			if (d.Reserve.Intent != nil) != tc.storeIntent {
 				t.Errorf("Reserve.Intent = %s with store_intent %v", d.Reserve.Intent, tc.storeIntent)
 			}
 			rec, _ := rule.Complete(d.Reserve, policy.Response{Status: 201}, now)
-			got, _ := rule.Decide(request(`{"amountCents":1000000,"currency":"USD","traceId":"b"}`), &rec, now)
+			got, _ := rule.Decide(request(`{"amountCents":1000000,"currency":"USD","traceId":"b"}`), &rec, nil, now)
 			if got.Problem == nil {
 				t.Fatalf("Decide = %v, want a rejection", got.Action)
 			}
@@ -687,9 +916,179 @@ func TestNewRequest(t *testing.T) {
 	}
 	wantFP, _ := rule.Fingerprinter().Sum(fr)
 	wantIntent, _ := rule.Fingerprinter().AppendIntent(nil, fr)
-	if req.Tenant != "acme" || !cmp.Equal(req.Key, []string{"k"}) || req.Fingerprint != wantFP || string(req.Intent) != string(wantIntent) {
+	if req.Tenant != "acme" || !cmp.Equal(req.Key, []string{"k"}) || req.Path != "/v1/payments" || req.Fingerprint != wantFP || string(req.Intent) != string(wantIntent) {
 		t.Errorf("NewRequest = %+v", req)
 	}
+}
+
+// TestNewRequestKeyHeaderCase reads the key header whatever the case of its
+// name in a hand-built header map, as the fingerprint reads the headers it
+// declares; two spellings, each with a value, are a repeated header.
+func TestNewRequestKeyHeaderCase(t *testing.T) {
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "key": {"required": false}, "fingerprint": {"headers": ["X-Account"]}}]}`)
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		key    []string
+		action policy.Action
+		reason policy.Reason
+	}{
+		{"Canonical", http.Header{"Idempotency-Key": {"k1"}}, []string{"k1"}, policy.Execute, policy.ReasonFirst},
+		{"LowerCase", http.Header{"idempotency-key": {"k1"}, "x-account": {"acc_1"}}, []string{"k1"}, policy.Execute, policy.ReasonFirst},
+		{"UpperCase", http.Header{"IDEMPOTENCY-KEY": {"k1"}}, []string{"k1"}, policy.Execute, policy.ReasonFirst},
+		{"TwoSpellings", http.Header{"Idempotency-Key": {"k1"}, "idempotency-key": {"k2"}}, nil, policy.Reject, policy.ReasonMalformedKey},
+		{"TwoSpellingsOneEmpty", http.Header{"Idempotency-Key": {}, "idempotency-key": {"k1"}}, []string{"k1"}, policy.Execute, policy.ReasonFirst},
+		{"Absent", http.Header{"Idempotency-Keys": {"k1"}}, nil, policy.PassThrough, policy.ReasonMissingKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := fmt.Sprint(tc.header)
+			req, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: tc.header, Body: []byte(`{"a":1}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.key != nil && !cmp.Equal(tc.key, req.Key) {
+				t.Errorf("Key = %q, want %q", req.Key, tc.key)
+			}
+			d, err := rule.Decide(req, nil, nil, now)
+			if err != nil || d.Action != tc.action || d.Reason != tc.reason {
+				t.Errorf("Decide = %v %v, %v; want %v %v", d.Action, d.Reason, err, tc.action, tc.reason)
+			}
+			if tc.reason == policy.ReasonMalformedKey && d.Response.Status != 400 {
+				t.Errorf("status %d, want 400", d.Response.Status)
+			}
+			if fmt.Sprint(tc.header) != before {
+				t.Errorf("NewRequest changed the header map: %v", tc.header)
+			}
+		})
+	}
+}
+
+// TestDecideRoutes compares records by endpoint: a renamed route parameter
+// is the same endpoint, and a record of another endpoint is rejected, never
+// replayed or executed as new on, whatever the rule's on_mismatch, unless
+// scope.route keeps the two apart.
+func TestDecideRoutes(t *testing.T) {
+	t0 := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	request := func(t *testing.T, rule *policy.Rule, path, key, body string) policy.Request {
+		t.Helper()
+		req, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: path,
+			Header: http.Header{"Idempotency-Key": {key}}, Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	match := func(t *testing.T, pol *policy.Policy, path string) *policy.Rule {
+		t.Helper()
+		r, ok := pol.Match("POST", path)
+		if !ok {
+			t.Fatalf("no rule for %s", path)
+		}
+		return r
+	}
+
+	t.Run("RenamedParameter", func(t *testing.T) {
+		for _, scope := range []string{"false", "true"} {
+			before := mustParse(t, `{"rules": [{"route": "POST /v1/p/{id}/capture", "scope": {"route": `+scope+`}}]}`)
+			after := mustParse(t, `{"rules": [{"route": "POST /v1/p/{payment}/capture", "scope": {"route": `+scope+`}}]}`)
+			r1, r2 := match(t, before, "/v1/p/1/capture"), match(t, after, "/v1/p/1/capture")
+			s := memStore{}
+			d := s.handle(t, r1, request(t, r1, "/v1/p/1/capture", "k", `{"a":1}`), t0)
+			s.complete(t, r1, d, 201, "captured", t0)
+			got := s.handle(t, r2, request(t, r2, "/v1/p/1/capture", "k", `{"a":1}`), t0.Add(time.Second))
+			if got.Action != policy.Replay || got.Reason != policy.ReasonRetry || string(got.Response.Body) != "captured" {
+				t.Errorf("scope.route %s: retry after the rename = %v %v, want the replay", scope, got.Action, got.Reason)
+			}
+		}
+	})
+
+	// A key first used on POST /v1/orders, which the defaults govern, then
+	// on another endpoint.
+	pol := mustParse(t, `{"defaults": {"on_mismatch": "replay"}, "rules": [
+  {"route": "POST /v1/refunds", "on_mismatch": "replay"},
+  {"route": "POST /v1/transfers", "on_mismatch": "new"},
+  {"route": "POST /v1/payments", "on_mismatch": "reject", "mismatch_status": 409},
+  {"route": "POST /v1/scoped", "scope": {"route": true}, "on_mismatch": "replay"}
+]}`)
+	orders := match(t, pol, "/v1/orders")
+	for _, tc := range []struct {
+		path     string
+		inFlight bool // the order is still running
+		want     outcome
+	}{
+		{"/v1/refunds", false, outcome{Action: policy.Reject, Reason: policy.ReasonOtherRoute, Where: "primary", Status: 422, ProblemType: policy.TypeOtherRoute}},
+		{"/v1/refunds", true, outcome{Action: policy.Reject, Reason: policy.ReasonOtherRoute, Where: "primary", Status: 422, ProblemType: policy.TypeOtherRoute}},
+		{"/v1/transfers", false, outcome{Action: policy.Reject, Reason: policy.ReasonOtherRoute, Where: "primary", Status: 422, ProblemType: policy.TypeOtherRoute}},
+		{"/v1/transfers", true, outcome{Action: policy.Reject, Reason: policy.ReasonOtherRoute, Where: "primary", Status: 422, ProblemType: policy.TypeOtherRoute}},
+		{"/v1/payments", false, outcome{Action: policy.Reject, Reason: policy.ReasonOtherRoute, Where: "primary", Status: 409, ProblemType: policy.TypeOtherRoute}},
+		{"/v1/invoices", false, outcome{Action: policy.Reject, Reason: policy.ReasonOtherRoute, Where: "primary", Status: 422, ProblemType: policy.TypeOtherRoute}},
+		{"/v1/invoices", true, outcome{Action: policy.Reject, Reason: policy.ReasonOtherRoute, Where: "primary", Status: 422, ProblemType: policy.TypeOtherRoute}},
+		{"/v1/scoped", false, outcome{Action: policy.Execute, Reason: policy.ReasonFirst, Where: "primary", Generation: 1}},
+		{"/v1/orders", false, outcome{Action: policy.Replay, Reason: policy.ReasonMismatch, Where: "primary", Status: 201, Replayed: "true", Body: `{"order":"o_1"}`}},
+	} {
+		t.Run(fmt.Sprintf("OtherRoute%s/inFlight=%v", tc.path, tc.inFlight), func(t *testing.T) {
+			s := memStore{}
+			d := s.handle(t, orders, request(t, orders, "/v1/orders", "k", `{"item":1}`), t0)
+			if !tc.inFlight {
+				s.complete(t, orders, d, 201, `{"order":"o_1"}`, t0)
+			}
+			rule := match(t, pol, tc.path)
+			req := request(t, rule, tc.path, "k", `{"item":2}`)
+			pk, nk, err := rule.StorageKeys(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := rule.Decide(req, s.read(pk), s.read(nk), t0.Add(time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, summarize(t, got, pk, nk)); diff != "" {
+				t.Errorf("Decide mismatch (-want +got):\n%s", diff)
+			}
+			if got.Action == policy.Reject && strings.Contains(string(got.Response.Body), "o_1") {
+				t.Errorf("the rejection shows the order: %s", got.Response.Body)
+			}
+		})
+	}
+
+	t.Run("DefaultsKeepPathsApart", func(t *testing.T) {
+		a, b := policy.Request{Tenant: "acme", Key: []string{"k"}, Path: "/v1/orders"}, policy.Request{Tenant: "acme", Key: []string{"k"}, Path: "/v1/orders:x"}
+		scoped := match(t, mustParse(t, `{"defaults": {"scope": {"route": true}}, "rules": []}`), "/v1/orders")
+		ka, _, _ := scoped.StorageKeys(a)
+		kb, _, _ := scoped.StorageKeys(b)
+		if ka == kb || ka != storageKey("acme", "POST /v1/orders", "k") {
+			t.Errorf("scoped defaults' storage keys %q and %q", ka, kb)
+		}
+		if _, _, err := orders.StorageKeys(policy.Request{Tenant: "acme", Key: []string{"k"}}); !errors.Is(err, policy.ErrNoPath) {
+			t.Errorf("StorageKeys without a path: err = %v, want ErrNoPath", err)
+		}
+		req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, orders, `{}`)}
+		if _, err := orders.Decide(req, nil, nil, t0); !errors.Is(err, policy.ErrNoPath) {
+			t.Errorf("Decide without a path: err = %v, want ErrNoPath", err)
+		}
+	})
+
+	t.Run("ForeignRecords", func(t *testing.T) {
+		scoped := match(t, pol, "/v1/scoped")
+		req := request(t, scoped, "/v1/scoped", "k", `{"a":1}`)
+		d, _ := scoped.Decide(req, nil, nil, t0)
+		lying := *d.Reserve
+		lying.Route = "POST /v1/refunds"
+		if _, err := scoped.Decide(req, &lying, nil, t0); !errors.Is(err, policy.ErrForeignRecord) {
+			t.Errorf("a record whose route contradicts its scoped key: err = %v, want ErrForeignRecord", err)
+		}
+		if _, err := match(t, pol, "/v1/refunds").Complete(d.Reserve, policy.Response{Status: 201}, t0); !errors.Is(err, policy.ErrForeignRecord) {
+			t.Errorf("Complete by another rule: err = %v, want ErrForeignRecord", err)
+		}
+		o, _ := orders.Decide(request(t, orders, "/v1/orders", "k", `{}`), nil, nil, t0)
+		if o.Reserve.Route != "POST /v1/orders" {
+			t.Errorf("a defaults' reservation has route %q", o.Reserve.Route)
+		}
+		if _, err := orders.Complete(o.Reserve, policy.Response{Status: 201}, t0); err != nil {
+			t.Errorf("Complete by the defaults' rule: %v", err)
+		}
+	})
 }
 
 func TestProblemDetailsJSON(t *testing.T) {
@@ -722,17 +1121,17 @@ func TestDecideAllocs(t *testing.T) {
 	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
 	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments"}]}`)
 	req := policy.Request{Tenant: "acme", Key: []string{"pay-7f3a"}, Fingerprint: sum(t, rule, `{"a":1}`)}
-	d, _ := rule.Decide(req, nil, now)
+	d, _ := rule.Decide(req, nil, nil, now)
 	done, _ := rule.Complete(d.Reserve, policy.Response{Status: 201, Header: http.Header{"Location": {"/v1/payments/pay_1"}}, Body: []byte(`{}`)}, now)
 	for _, tc := range []struct {
 		name   string
 		budget float64
 		f      func()
 	}{
-		{"StorageKey", 1, func() { rule.StorageKey(req) }},                   // the key string
-		{"Decide/Execute", 3, func() { rule.Decide(req, nil, now) }},         // the key, the reservation
-		{"Decide/Replay", 5, func() { rule.Decide(req, &done, now) }},        // the key, the header copy
-		{"Decide/InFlight", 12, func() { rule.Decide(req, d.Reserve, now) }}, // the problem and its body
+		{"StorageKeys", 1, func() { rule.StorageKeys(req) }},                      // the key string
+		{"Decide/Execute", 3, func() { rule.Decide(req, nil, nil, now) }},         // the key, the reservation
+		{"Decide/Replay", 5, func() { rule.Decide(req, &done, nil, now) }},        // the key, the header copy
+		{"Decide/InFlight", 12, func() { rule.Decide(req, d.Reserve, nil, now) }}, // the problem and its body
 	} {
 		if got := testing.AllocsPerRun(100, tc.f); got > tc.budget {
 			t.Errorf("%s allocates %v times, budget %v", tc.name, got, tc.budget)

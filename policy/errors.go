@@ -51,10 +51,13 @@ var (
 	ErrMalformedKey = errors.New("idempotency key malformed")
 	// ErrNoTenant reports a [Request] with an empty Tenant.
 	ErrNoTenant = errors.New("empty tenant")
+	// ErrNoPath reports a [Request] with an empty Path under a defaults'
+	// rule, which keeps the records of each path apart.
+	ErrNoPath = errors.New("empty path")
 	// ErrNoFingerprint reports a [Request] with a key but a zero Fingerprint.
 	ErrNoFingerprint = errors.New("zero fingerprint")
-	// ErrForeignRecord reports a [Record] that is not stored under either
-	// identity of the request (or of the rule) it is given with, or whose
+	// ErrForeignRecord reports a [Record] that is not stored under the
+	// storage key of the request (or of the rule) it is given with, or whose
 	// content contradicts its storage key: a bug in the caller or its store.
 	ErrForeignRecord = errors.New("record does not belong to this request")
 	// ErrNotInFlight reports a [Rule.Complete] of a record that is not an

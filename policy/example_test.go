@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/idemprint/idemprint/fingerprint"
@@ -31,6 +32,12 @@ func Example_keyReuseDifferentBody() {
 	store := map[string]policy.Record{}
 	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
 
+	read := func(sk string) *policy.Record {
+		if r, ok := store[sk]; ok {
+			return &r
+		}
+		return nil // also for "", the new identity of a rule without "new"
+	}
 	send := func(body string) policy.Decision {
 		req, err := rule.NewRequest("acme", fingerprint.Request{
 			Method: "POST",
@@ -41,12 +48,8 @@ func Example_keyReuseDifferentBody() {
 		if err != nil {
 			panic(err)
 		}
-		sk, _ := rule.StorageKey(req)
-		var rec *policy.Record
-		if r, ok := store[sk]; ok {
-			rec = &r
-		}
-		d, err := rule.Decide(req, rec, now)
+		pk, nk, _ := rule.StorageKeys(req)
+		d, err := rule.Decide(req, read(pk), read(nk), now)
 		if err != nil {
 			panic(err)
 		}
@@ -154,16 +157,16 @@ func ExampleRule_Decide() {
 	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
 	a, b := request(`{"amountCents":1000}`), request(`{"amountCents":1000000}`)
 
-	da, _ := rule.Decide(a, nil, now) // both read: no record
-	db, _ := rule.Decide(b, nil, now)
+	da, _ := rule.Decide(a, nil, nil, now) // both read: no record
+	db, _ := rule.Decide(b, nil, nil, now)
 	fmt.Println("a:", da.Action, "write:", write(da.Reserve))
 	fmt.Println("b:", db.Action, "write:", write(db.Reserve))
 
-	winner := store[db.StorageKey]
-	db, _ = rule.Decide(b, &winner, now)
+	winner := store[db.StorageKey] // b reads again; the rule has no new identity
+	db, _ = rule.Decide(b, &winner, nil, now)
 	fmt.Println("b again:", db.Action, db.Reason, db.Response.Status)
 
-	da, _ = rule.Decide(a, &winner, now.Add(time.Second)) // a's own retry
+	da, _ = rule.Decide(a, &winner, nil, now.Add(time.Second)) // a's own retry
 	fmt.Println("a retried:", da.Action, da.Response.Status, "Retry-After:", da.Response.Header.Get("Retry-After"))
 	// Output:
 	// a: execute write: true
@@ -179,10 +182,10 @@ func ExampleRule_Complete() {
 	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
 	req, _ := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments",
 		Header: http.Header{"Idempotency-Key": {"k"}}, Body: []byte(`{"amountCents":1000}`)})
-	d, _ := rule.Decide(req, nil, now)
+	d, _ := rule.Decide(req, nil, nil, now)
 	for _, status := range []int{201, 402, 429, 503} {
 		rec, _ := rule.Complete(d.Reserve, policy.Response{Status: status}, now.Add(time.Second))
-		next, _ := rule.Decide(req, &rec, now.Add(2*time.Second))
+		next, _ := rule.Decide(req, &rec, nil, now.Add(2*time.Second))
 		fmt.Printf("%d: stored as %v; a retry gets %v\n", status, rec.State, next.Action)
 	}
 	// Output:
@@ -193,9 +196,16 @@ func ExampleRule_Complete() {
 }
 
 // The storage key holds the tenant and the key's content, length-prefixed;
-// the RFC 8941 string form of a key is the same key.
-func ExampleRule_StorageKey() {
-	rule, _ := mustParseExample(`{"rules": [{"route": "POST /v1/payments"}]}`).Match("POST", "/v1/payments")
+// the RFC 8941 string form of a key is the same key. A rule with a "new"
+// resolution gives each request a second key, its new identity, which adds
+// the fingerprint and the spec digest; a scoped rule adds its endpoint, the
+// route with parameter names erased.
+func ExampleRule_StorageKeys() {
+	pol := mustParseExample(`{"rules": [
+  {"route": "POST /v1/payments"},
+  {"route": "POST /v1/accounts/{account}/transfers", "scope": {"route": true}, "on_mismatch": "new"}
+]}`)
+	rule, _ := pol.Match("POST", "/v1/payments")
 	for _, r := range []policy.Request{
 		{Tenant: "acme", Key: []string{"pay-7f3a"}},
 		{Tenant: "acme", Key: []string{`"pay-7f3a"`}},
@@ -204,16 +214,26 @@ func ExampleRule_StorageKey() {
 		{Tenant: "acme"},
 		{Tenant: "acme", Key: []string{"k", "k"}},
 	} {
-		sk, err := rule.StorageKey(r)
-		fmt.Printf("%q %v\n", sk, err)
+		pk, nk, err := rule.StorageKeys(r)
+		fmt.Printf("%q %q %v\n", pk, nk, err)
 	}
+
+	transfers, _ := pol.Match("POST", "/v1/accounts/acc_1/transfers")
+	fr := fingerprint.Request{Method: "POST", Path: "/v1/accounts/acc_1/transfers",
+		Header: http.Header{"Idempotency-Key": {"t-1"}}, Body: []byte(`{"amountCents":100}`)}
+	req, _ := transfers.NewRequest("acme", fr)
+	pk, nk, _ := transfers.StorageKeys(req)
+	short := strings.NewReplacer(req.Fingerprint.String(), "FINGERPRINT", transfers.Fingerprinter().SpecDigest(), "SPEC-DIGEST")
+	fmt.Printf("%q\n%q\n", pk, short.Replace(nk))
 	// Output:
-	// "idem1:4:acme:0::8:pay-7f3a" <nil>
-	// "idem1:4:acme:0::8:pay-7f3a" <nil>
-	// "idem1:3:a:b:0::1:c" <nil>
-	// "idem1:1:a:0::3:b:c" <nil>
-	// "" policy: the Idempotency-Key header is missing
-	// "" policy: the Idempotency-Key header appears 2 times
+	// "idem1:4:acme:0::8:pay-7f3a" "" <nil>
+	// "idem1:4:acme:0::8:pay-7f3a" "" <nil>
+	// "idem1:3:a:b:0::1:c" "" <nil>
+	// "idem1:1:a:0::3:b:c" "" <nil>
+	// "" "" policy: the Idempotency-Key header is missing
+	// "" "" policy: the Idempotency-Key header appears 2 times
+	// "idem1:4:acme:30:POST /v1/accounts/{}/transfers:3:t-1"
+	// "idem1:4:acme:30:POST /v1/accounts/{}/transfers:3:t-1:53:FINGERPRINT:50:SPEC-DIGEST"
 }
 
 func mustParseExample(src string) *policy.Policy {

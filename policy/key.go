@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,7 +15,8 @@ const (
 	// 0x7E), not beginning or ending with a space.
 	syntaxPrintable keySyntax = iota
 	// syntaxUUID: the 36-character textual form of a UUID (RFC 9562 §4),
-	// hexadecimal digits of either case.
+	// hexadecimal digits of either case. RFC 9562 §4 makes the two cases
+	// the same UUID, so the key is its lower-case form.
 	syntaxUUID
 )
 
@@ -26,7 +29,8 @@ const defaultKeyMaxLength = 255
 
 // parseKey returns the key carried by values, the field values of the key
 // header. The key is the content of the value: "abc" and the RFC 8941
-// sf-string `"abc"` are the same key. It returns an error wrapping
+// sf-string `"abc"` are the same key, and a UUID is the same key in either
+// case (its content is lower-cased). It returns an error wrapping
 // ErrMissingKey or ErrMalformedKey.
 func (r *Rule) parseKey(values []string) (string, error) {
 	switch len(values) {
@@ -52,6 +56,7 @@ func (r *Rule) parseKey(values []string) (string, error) {
 		if !isUUID(key) {
 			return "", errorf(ErrMalformedKey, "policy: the %s header is not a UUID", r.keyHeader)
 		}
+		key = lowerASCII(key)
 	default:
 		if n := len(key); n > r.keyMaxLength {
 			return "", errorf(ErrMalformedKey, "policy: the %s header is %d characters long; the limit is %d", r.keyHeader, n, r.keyMaxLength)
@@ -104,6 +109,43 @@ func unquoteSFString(v string) (string, bool) {
 		}
 	}
 	return "", false // no closing quote
+}
+
+// lowerASCII returns s with ASCII letters in lower case; it allocates only
+// when s has an upper-case letter.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// headerValues returns the values of the header name (in canonical form)
+// in h, whatever the case of its keys: http.Header.Values reads the
+// canonical key only, but a hand-built map may spell the name otherwise,
+// and may spell it twice. The values of every spelling are returned
+// together, so that two spellings carrying a value each are a repeated
+// header, not one chosen by map order. It allocates only when more than one
+// spelling holds values.
+func headerValues(h http.Header, name string) []string {
+	vals := h[name]
+	merged := false
+	for k, v := range h {
+		if len(v) == 0 || k == name || len(k) != len(name) || !strings.EqualFold(k, name) {
+			continue
+		}
+		if len(vals) == 0 {
+			vals = v
+			continue
+		}
+		if !merged {
+			vals, merged = slices.Clone(vals), true
+		}
+		vals = append(vals, v...)
+	}
+	return vals
 }
 
 func isUUID(s string) bool {

@@ -12,6 +12,9 @@ import (
 	"github.com/leanovate/gopter/prop"
 )
 
+// primaryOf returns the primary storage key of a StorageKeys result.
+func primaryOf(primary, _ string, err error) (string, error) { return primary, err }
+
 func TestKeySyntax(t *testing.T) {
 	printable := mustRule(t, `{"rules": [{"route": "POST /v1/payments"}]}`)
 	short := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "key": {"max_length": 8}}]}`)
@@ -34,7 +37,9 @@ func TestKeySyntax(t *testing.T) {
 		{"Length/255Quoted", printable, []string{`"` + strings.Repeat("k", 255) + `"`}, strings.Repeat("k", 255), nil},
 		{"Length/Declared", short, []string{"12345678"}, "12345678", nil},
 		{"UUID/Lower", uuid, []string{"f47ac10b-58cc-4372-a567-0e02b2c3d479"}, "f47ac10b-58cc-4372-a567-0e02b2c3d479", nil},
-		{"UUID/UpperQuoted", uuid, []string{`"F47AC10B-58CC-4372-A567-0E02B2C3D479"`}, "F47AC10B-58CC-4372-A567-0E02B2C3D479", nil},
+		{"UUID/UpperIsLower", uuid, []string{"F47AC10B-58CC-4372-A567-0E02B2C3D479"}, "f47ac10b-58cc-4372-a567-0e02b2c3d479", nil},
+		{"UUID/MixedQuoted", uuid, []string{`"F47ac10b-58CC-4372-a567-0E02B2C3D479"`}, "f47ac10b-58cc-4372-a567-0e02b2c3d479", nil},
+		{"UUID/SyntaxPrintableKeepsCase", printable, []string{"F47AC10B-58CC-4372-A567-0E02B2C3D479"}, "F47AC10B-58CC-4372-A567-0E02B2C3D479", nil},
 
 		{"Missing/Nil", printable, nil, "", policy.ErrMissingKey},
 		{"Missing/Empty", printable, []string{}, "", policy.ErrMissingKey},
@@ -60,7 +65,7 @@ func TestKeySyntax(t *testing.T) {
 		{"Malformed/UUID/NotHex", uuid, []string{"g47ac10b-58cc-4372-a567-0e02b2c3d479"}, "", policy.ErrMalformedKey},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.rule.StorageKey(policy.Request{Tenant: "acme", Key: tc.values})
+			got, err := primaryOf(tc.rule.StorageKeys(policy.Request{Tenant: "acme", Key: tc.values}))
 			if !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
 				t.Fatalf("StorageKey(%q) err = %v, want %v", tc.values, err, tc.err)
 			}
@@ -70,7 +75,7 @@ func TestKeySyntax(t *testing.T) {
 			if err != nil && !strings.HasPrefix(err.Error(), "policy: the ") {
 				t.Errorf("StorageKey(%q) error %q is not prefixed once with the package", tc.values, err)
 			}
-			if d, _ := tc.rule.Decide(policy.Request{Tenant: "acme", Key: tc.values}, nil, time.Time{}); err != nil &&
+			if d, _ := tc.rule.Decide(policy.Request{Tenant: "acme", Key: tc.values}, nil, nil, time.Time{}); err != nil &&
 				(d.Problem == nil || d.Problem.Status != 400 || strings.Contains(d.Problem.Detail, "policy") || d.Problem.Detail[0] < 'A' || d.Problem.Detail[0] > 'Z') {
 				t.Errorf("Decide(%q) = %+v, want a 400 whose detail is a sentence", tc.values, d.Problem)
 			}
@@ -89,12 +94,12 @@ func TestStorageKeyFormat(t *testing.T) {
 		{`{"rules": [{"route": "POST /v1/payments"}]}`, "a:b", "c", "idem1:3:a:b:0::1:c"},
 		{`{"rules": [{"route": "POST /v1/payments"}]}`, "a", "b:c", "idem1:1:a:0::3:b:c"},
 	} {
-		got, err := mustRule(t, tc.policy).StorageKey(policy.Request{Tenant: tc.tenant, Key: []string{tc.key}})
+		got, err := primaryOf(mustRule(t, tc.policy).StorageKeys(policy.Request{Tenant: tc.tenant, Key: []string{tc.key}}))
 		if err != nil || got != tc.want {
 			t.Errorf("StorageKey(%q, %q) = %q, %v; want %q", tc.tenant, tc.key, got, err, tc.want)
 		}
 	}
-	if _, err := mustRule(t, `{"rules": [{"route": "POST /v1/payments"}]}`).StorageKey(policy.Request{Key: []string{"k"}}); !errors.Is(err, policy.ErrNoTenant) {
+	if _, err := primaryOf(mustRule(t, `{"rules": [{"route": "POST /v1/payments"}]}`).StorageKeys(policy.Request{Key: []string{"k"}})); !errors.Is(err, policy.ErrNoTenant) {
 		t.Errorf("StorageKey without a tenant: err = %v, want ErrNoTenant", err)
 	}
 }
@@ -111,7 +116,7 @@ func TestStorageKeyInjective(t *testing.T) {
 		return strings.Trim(string(rs), " ")
 	})
 	key := func(tenant, k string) (string, bool) {
-		sk, err := rule.StorageKey(policy.Request{Tenant: tenant, Key: []string{k}})
+		sk, err := primaryOf(rule.StorageKeys(policy.Request{Tenant: tenant, Key: []string{k}}))
 		return sk, err == nil
 	}
 	props.Property("distinct pairs, distinct keys", prop.ForAll(

@@ -41,13 +41,15 @@ var defaultMethods = []string{http.MethodPost, http.MethodPatch}
 // Parse reports every problem it finds, not only the first: the error is a
 // [*ParseError] listing them in document order, each with its JSON Pointer
 // and byte offset. A document that is not strict JSON is reported as one
-// problem wrapping the [*canonical.Error].
+// problem wrapping the [*canonical.Error], so that [errors.As] finds it
+// through the ParseError; the problem's message is the canonical error's
+// without its location, which the Problem carries.
 func Parse(data []byte) (*Policy, error) {
 	if _, err := (canonical.Options{MaxBytes: maxPolicyBytes, MaxDepth: maxPolicyDepth}).Transform(data); err != nil {
 		p := Problem{Err: err}
 		var ce *canonical.Error
 		if errors.As(err, &ce) {
-			p = Problem{Pointer: ce.Pointer, Offset: ce.Offset, Err: ce.Err}
+			p = Problem{Pointer: ce.Pointer, Offset: ce.Offset, Err: &located{ce}}
 		}
 		return nil, &ParseError{Problems: []Problem{p}}
 	}
@@ -63,6 +65,14 @@ func Parse(data []byte) (*Policy, error) {
 	}
 	return pol, nil
 }
+
+// located wraps a *canonical.Error whose location a Problem already
+// carries: its message is the error's without the location, and it unwraps
+// to the *canonical.Error (and through it to the sentinel).
+type located struct{ err *canonical.Error }
+
+func (l *located) Error() string { return l.err.Err.Error() }
+func (l *located) Unwrap() error { return l.err }
 
 // parser walks a decoded policy document and collects its problems.
 type parser struct {
@@ -154,16 +164,26 @@ func (p *parser) policy(root *node) *Policy {
 		own := p.settings(ptr, n)
 		p.check(&own, &defaults)
 		r := p.rule(&own, &defaults, ptr, method)
-		r.pattern, r.route = pat, s
+		r.pattern, r.route, r.endpoint = pat, s, method+" "+pat.endpoint()
 		p.overlap(pol.rules, r, route)
 		pol.rules = append(pol.rules, r)
 	}
 	return pol
 }
 
-// overlap reports r (whose route is at n) when it overlaps an earlier rule
-// without being strictly more general than it: under first-match order, a
-// later rule may only be the general case of an earlier exception.
+// overlap reports r (whose route is at n) when, under first-match order,
+// some path it matches goes to an earlier rule that is not strictly more
+// specific than r: a later rule may only be the general case of earlier
+// exceptions. It is exact: a path that r shares with an earlier rule e but
+// that a rule before e takes is no overlap with e.
+//
+// Exactness needs no enumeration of paths. The paths both e and r match are
+// those of one pattern, e ∩ r; a set of patterns covers a pattern q only if
+// one of them does (q's path with, at every parameter, a literal that no
+// pattern names is matched only by a pattern with a parameter there), so
+// the paths of e ∩ r reach e unless a single rule before e covers e ∩ r.
+// For the same reason r is unreachable exactly when one earlier rule covers
+// it.
 func (p *parser) overlap(earlier []*Rule, r *Rule, n *node) {
 	for _, e := range earlier {
 		if e.method == r.method && r.pattern.within(e.pattern) {
@@ -172,8 +192,19 @@ func (p *parser) overlap(earlier []*Rule, r *Rule, n *node) {
 			return // its overlaps with other rules do not matter
 		}
 	}
-	for _, e := range earlier {
-		if e.method == r.method && e.pattern.overlaps(r.pattern) && !e.pattern.within(r.pattern) {
+	for i, e := range earlier {
+		if e.method != r.method || !e.pattern.overlaps(r.pattern) || e.pattern.within(r.pattern) {
+			continue
+		}
+		shared := e.pattern.intersect(r.pattern)
+		taken := false // by a rule before e
+		for _, d := range earlier[:i] {
+			if d.method == r.method && shared.within(d.pattern) {
+				taken = true
+				break
+			}
+		}
+		if !taken {
 			p.fail(r.pointer+"/route", n, errorf(ErrOverlap,
 				"overlaps %s (%s): some paths match both and neither route is the more specific", e.pointer, e.route))
 		}
@@ -197,8 +228,11 @@ func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
 		ttl:            pick(s.ttl, parent.ttl, defaultTTL),
 		lease:          pick(s.lease, parent.lease, defaultLease),
 		retryAfter:     pick(s.retryAfter, parent.retryAfter, 0),
-		storeIntent:    pick(s.storeIntent, parent.storeIntent, false),
 	}
+	// Intent projections serve only to list the differing fields of a
+	// key-reuse rejection; inherited by a rule that does not reject, they
+	// would keep personal data for nothing.
+	r.storeIntent = pick(s.storeIntent, parent.storeIntent, false) && r.onMismatch == ResolveReject
 	r.keyHeader = http.CanonicalHeaderKey(r.keyHeader)
 	replay := pick(s.replay, parent.replay, [2]string{defaultReplayName, defaultReplayValue})
 	r.replayName, r.replayValue = replay[0], replay[1]
@@ -257,9 +291,21 @@ func (p *parser) check(s, parent *settings) {
 			p.fail(ptr, n, errorf(ErrIneffective, "the lease (%v) must be shorter than the ttl (%v): a reservation would outlive its record", lease, ttl))
 		}
 	}
-	if s.retryAfter != nil && *s.retryAfter > pick(s.lease, parent.lease, defaultLease) {
-		ptr, n := at("retry_after")
-		p.fail(ptr, n, errorf(ErrIneffective, "retry_after (%v) is longer than the lease (%v)", *s.retryAfter, pick(s.lease, parent.lease, defaultLease)))
+	if s.retryAfter != nil || s.lease != nil {
+		retryAfter, lease := pick(s.retryAfter, parent.retryAfter, 0), pick(s.lease, parent.lease, defaultLease)
+		if retryAfter > lease {
+			field := "retry_after"
+			if s.retryAfter == nil {
+				field = "lease"
+			}
+			ptr, n := at(field)
+			p.fail(ptr, n, errorf(ErrIneffective, "retry_after (%v) is longer than the lease (%v): a client would wait past a reservation's end", retryAfter, lease))
+		}
+	}
+	if s.storeIntent != nil && *s.storeIntent && pick(s.onMismatch, parent.onMismatch, ResolveReject) != ResolveReject {
+		ptr, n := at("store_intent")
+		p.fail(ptr, n, errorf(ErrIneffective, "store_intent has no effect: on_mismatch is %q, not \"reject\", so no rejection lists differing fields",
+			pick(s.onMismatch, parent.onMismatch, ResolveReject)))
 	}
 }
 
@@ -511,7 +557,26 @@ func (p *parser) replayHeader(ptr string, n *node) *[2]string {
 		p.fail(ptr, n, errorf(ErrInvalid, `invalid replay_header %q: want "Name: value", such as "Idempotent-Replayed: true", or "" for none`, s))
 		return nil
 	}
-	return &[2]string{http.CanonicalHeaderKey(name), value}
+	name = http.CanonicalHeaderKey(name)
+	if reservedReplayName(name) {
+		p.fail(ptr, n, errorf(ErrInvalid, "invalid replay_header %q: %s describes the stored response or its connection; the replay header may not replace it", s, name))
+		return nil
+	}
+	return &[2]string{name, value}
+}
+
+// reservedReplayName reports whether the canonical header name is one the
+// replay header may not replace in a stored response: a hop-by-hop field
+// (RFC 9110 §7.6.1, and those RFC 7230 §6.1 listed) or one that describes
+// the representation or its framing (RFC 9110 §8: Content-*, and the
+// validators ETag and Last-Modified).
+func reservedReplayName(name string) bool {
+	switch name {
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Etag", "Last-Modified":
+		return true
+	}
+	return strings.HasPrefix(name, "Content-")
 }
 
 // isFieldValue reports whether s is a header field value of visible ASCII,
@@ -634,6 +699,9 @@ func (p *parser) duration(ptr string, n *node) *time.Duration {
 	}
 	d, err := time.ParseDuration(s)
 	switch {
+	case strings.HasPrefix(s, "+"):
+		p.fail(ptr, n, errorf(ErrDuration, `invalid duration %q: no sign: write it as %q`, s, s[1:]))
+		return nil
 	case err != nil && strings.HasSuffix(s, "d"):
 		p.fail(ptr, n, errorf(ErrDuration, `invalid duration %q: Go durations have no days; write hours, such as "24h"`, s))
 		return nil

@@ -115,6 +115,12 @@ var parseInvalidTests = []struct {
 		[]want{{"/rules/1/route", policy.ErrOverlap}}, "the third is the general case of both"},
 	{"Overlap/UnreachableHidesOverlaps", `{"rules": [{"route": "POST /v1/{a}/x"}, {"route": "POST /v1/y/{b}"}, {"route": "POST /v1/y/x"}]}`,
 		[]want{{"/rules/1/route", policy.ErrOverlap}, {"/rules/2/route", policy.ErrUnreachable}}, ""},
+	{"Overlap/SharedPathNotTaken", `{"rules": [{"route": "POST /a/c"}, {"route": "POST /{x}/b"}, {"route": "POST /a/{y}"}]}`,
+		[]want{{"/rules/2/route", policy.ErrOverlap}}, "/a/b matches the last two and goes to /{x}/b, which is not more specific than /a/{y}"},
+	{"Overlap/TakerAfterIsNoExcuse", `{"rules": [{"route": "POST /{x}/b"}, {"route": "POST /a/b"}, {"route": "POST /a/{y}"}]}`,
+		[]want{{"/rules/1/route", policy.ErrUnreachable}, {"/rules/2/route", policy.ErrOverlap}}, "/a/b goes to /rules/0, not to the unreachable /rules/1"},
+	{"Overlap/OtherTakerNotMoreSpecific", `{"rules": [{"route": "POST /{x}/b/c"}, {"route": "POST /{x}/{y}/c"}, {"route": "POST /a/{y}/{z}"}]}`,
+		[]want{{"/rules/2/route", policy.ErrOverlap}, {"/rules/2/route", policy.ErrOverlap}}, "/a/b/c goes to /rules/0 and /a/d/c to /rules/1, neither more specific than /rules/2"},
 
 	// Values.
 	{"Duration/Negative", `{"rules": [{"route": "POST /a", "ttl": "-5s"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, ""},
@@ -122,6 +128,8 @@ var parseInvalidTests = []struct {
 	{"Duration/NoUnit", `{"rules": [{"route": "POST /a", "ttl": "86400"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, ""},
 	{"Duration/Days", `{"rules": [{"route": "POST /a", "ttl": "1d"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, "Go durations have no days"},
 	{"Duration/RetryAfterFraction", `{"rules": [{"route": "POST /a", "retry_after": "1500ms"}]}`, []want{{"/rules/0/retry_after", policy.ErrDuration}}, "never rounded"},
+	{"Duration/PlusSign", `{"rules": [{"route": "POST /a", "ttl": "+1h"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, "time.ParseDuration accepts a sign; a policy does not"},
+	{"Duration/PlusSignLease", `{"defaults": {"lease": "+10s"}, "rules": []}`, []want{{"/defaults/lease", policy.ErrDuration}}, ""},
 	{"Resolution/Unknown", `{"rules": [{"route": "POST /a", "on_mismatch": "ignore"}]}`, []want{{"/rules/0/on_mismatch", policy.ErrInvalid}}, ""},
 	{"Resolution/Case", `{"rules": [{"route": "POST /a", "on_spec_change": "Reject"}]}`, []want{{"/rules/0/on_spec_change", policy.ErrInvalid}}, ""},
 	{"MismatchStatus/500", `{"rules": [{"route": "POST /a", "mismatch_status": 500}]}`, []want{{"/rules/0/mismatch_status", policy.ErrInvalid}}, ""},
@@ -132,6 +140,14 @@ var parseInvalidTests = []struct {
 	{"Key/MaxLengthHuge", `{"rules": [{"route": "POST /a", "key": {"max_length": 100000}}]}`, []want{{"/rules/0/key/max_length", policy.ErrInvalid}}, ""},
 	{"ReplayHeader/NoColon", `{"rules": [{"route": "POST /a", "replay_header": "Idempotent-Replayed"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
 	{"ReplayHeader/NoValue", `{"rules": [{"route": "POST /a", "replay_header": "X-Replayed:  "}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
+	{"ReplayHeader/ContentType", `{"rules": [{"route": "POST /a", "replay_header": "Content-Type: text/plain"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}},
+		"it would replace the stored response's type"},
+	{"ReplayHeader/ContentLengthLowerCase", `{"rules": [{"route": "POST /a", "replay_header": "content-length: 0"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
+	{"ReplayHeader/ContentEncoding", `{"rules": [{"route": "POST /a", "replay_header": "Content-Encoding: gzip"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
+	{"ReplayHeader/TransferEncoding", `{"rules": [{"route": "POST /a", "replay_header": "Transfer-Encoding: chunked"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, "hop-by-hop"},
+	{"ReplayHeader/Connection", `{"defaults": {"replay_header": "CONNECTION: close"}, "rules": []}`, []want{{"/defaults/replay_header", policy.ErrInvalid}}, ""},
+	{"ReplayHeader/TE", `{"rules": [{"route": "POST /a", "replay_header": "te: trailers"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
+	{"ReplayHeader/ETag", `{"rules": [{"route": "POST /a", "replay_header": "ETag: x"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, "a validator of the stored representation"},
 	{"Methods/Lower", `{"defaults": {"methods": ["post"]}, "rules": []}`, []want{{"/defaults/methods/0", policy.ErrInvalid}}, ""},
 	{"Methods/Twice", `{"defaults": {"methods": ["POST", "PUT", "POST"]}, "rules": []}`, []want{{"/defaults/methods/2", policy.ErrInvalid}}, ""},
 
@@ -158,6 +174,16 @@ var parseInvalidTests = []struct {
 	{"Ineffective/LeaseLongerThanTTL", `{"defaults": {"ttl": "1h"}, "rules": [{"route": "POST /a", "lease": "2h"}]}`, []want{{"/rules/0/lease", policy.ErrIneffective}}, ""},
 	{"Ineffective/InDefaults", `{"defaults": {"lease": "48h"}, "rules": []}`, []want{{"/defaults/lease", policy.ErrIneffective}}, ""},
 	{"Ineffective/RetryAfterBeyondLease", `{"rules": [{"route": "POST /a", "retry_after": "60s"}]}`, []want{{"/rules/0/retry_after", policy.ErrIneffective}}, ""},
+	{"Ineffective/RetryAfterInheritedBeyondLease", `{"defaults": {"retry_after": "20s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`,
+		[]want{{"/rules/0/lease", policy.ErrIneffective}}, "reported at the setting the rule makes"},
+	{"Ineffective/RetryAfterBeyondInheritedLease", `{"defaults": {"lease": "10s"}, "rules": [{"route": "POST /a", "retry_after": "20s"}]}`,
+		[]want{{"/rules/0/retry_after", policy.ErrIneffective}}, ""},
+	{"Ineffective/StoreIntentWithReplay", `{"rules": [{"route": "POST /a", "on_mismatch": "replay", "store_intent": true}]}`,
+		[]want{{"/rules/0/store_intent", policy.ErrIneffective}}, "only a key-reuse rejection lists differing fields"},
+	{"Ineffective/StoreIntentUnderNewDefault", `{"defaults": {"on_mismatch": "new"}, "rules": [{"route": "POST /a", "store_intent": true}]}`,
+		[]want{{"/rules/0/store_intent", policy.ErrIneffective}}, ""},
+	{"Ineffective/StoreIntentInDefaults", `{"defaults": {"on_mismatch": "replay", "store_intent": true}, "rules": []}`,
+		[]want{{"/defaults/store_intent", policy.ErrIneffective}}, ""},
 
 	// Fingerprint specs: the fingerprint package's problems, under the rule's pointer.
 	{"Spec/InvalidPath", `{"rules": [{"route": "POST /a", "fingerprint": {"intent": ["amount", "items.#(qty>1)"]}}]}`,
@@ -201,6 +227,67 @@ func TestParseInvalid(t *testing.T) {
 				t.Errorf("Parse(%s) problems mismatch (-want +got):\n%s%s", tc.policy, diff, tc.reason)
 			}
 		})
+	}
+}
+
+// parseValidTests are policies that must parse: the edges of the checks.
+var parseValidTests = []struct {
+	name, policy, reason string
+}{
+	{"Overlap/SharedPathTakenByException", `{"rules": [{"route": "POST /a/b"}, {"route": "POST /{x}/b"}, {"route": "POST /a/{y}"}]}`,
+		"the only path the last two share, /a/b, goes to /rules/0, more specific than both"},
+	{"Overlap/GeneralCaseLast", `{"rules": [{"route": "POST /a/b"}, {"route": "POST /{x}/b"}, {"route": "POST /a/{y}"}, {"route": "POST /{x}/{y}"}]}`, ""},
+	{"Overlap/ExceptionsFirst", `{"rules": [{"route": "POST /v1/payments/batch"}, {"route": "POST /v1/payments/{id}"}, {"route": "POST /v1/{resource}/{id}"}]}`, ""},
+	{"Overlap/OtherMethod", `{"rules": [{"route": "POST /v1/{a}/x"}, {"route": "PUT /v1/y/{b}"}]}`, "methods never overlap"},
+	{"StoreIntent/InheritedByReplay", `{"defaults": {"store_intent": true}, "rules": [{"route": "POST /a", "on_mismatch": "replay"}]}`,
+		"inherited, it is simply off where nothing would read it"},
+	{"RetryAfter/EqualsLease", `{"defaults": {"retry_after": "10s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`, ""},
+	{"ReplayHeader/Custom", `{"rules": [{"route": "POST /a", "replay_header": "X-Content-Replayed: yes"}]}`, "only Content-* itself is reserved"},
+}
+
+func TestParseValid(t *testing.T) {
+	for _, tc := range parseValidTests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := policy.Parse([]byte(tc.policy)); err != nil {
+				t.Errorf("Parse(%s): %v (%s)", tc.policy, err, tc.reason)
+			}
+		})
+	}
+}
+
+// TestParseCanonicalError checks that a policy that is not strict JSON
+// reports the *canonical.Error itself, reachable with errors.As through the
+// ParseError, without its location twice in the message.
+func TestParseCanonicalError(t *testing.T) {
+	_, err := policy.Parse([]byte(`{"rules": [}`))
+	var ce *canonical.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("errors.As(%v, *canonical.Error) = false", err)
+	}
+	if ce.Offset != 11 || ce.Pointer != "/rules/0" || !errors.Is(err, canonical.ErrSyntax) {
+		t.Errorf("canonical error = %+v", ce)
+	}
+	var pe *policy.ParseError
+	errors.As(err, &pe)
+	if got, want := pe.Problems[0].Error(), "policy: /rules/0: "+ce.Err.Error(); got != want {
+		t.Errorf("Problem.Error() = %q, want %q", got, want)
+	}
+}
+
+// TestParseStoreIntent checks that store_intent is on only where a rule
+// rejects a mismatch: inherited by a rule that replays or executes as new,
+// it would keep personal data that nothing reads.
+func TestParseStoreIntent(t *testing.T) {
+	pol := mustParse(t, `{"defaults": {"store_intent": true}, "rules": [
+  {"route": "POST /reject"},
+  {"route": "POST /replay", "on_mismatch": "replay"},
+  {"route": "POST /new", "on_mismatch": "new"}
+]}`)
+	for path, want := range map[string]bool{"/reject": true, "/replay": false, "/new": false, "/other": true} {
+		r, _ := pol.Match("POST", path)
+		if got := r.StoresIntent(); got != want {
+			t.Errorf("%s: StoresIntent() = %v, want %v", path, got, want)
+		}
 	}
 }
 
@@ -333,6 +420,9 @@ func readFile(t testing.TB, name string) []byte {
 
 func FuzzParse(f *testing.F) {
 	for _, tc := range parseInvalidTests {
+		f.Add([]byte(tc.policy))
+	}
+	for _, tc := range parseValidTests {
 		f.Add([]byte(tc.policy))
 	}
 	for _, name := range []string{"../testdata/policy/payments.json", "../testdata/policy/broken.json"} {

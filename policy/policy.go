@@ -84,7 +84,7 @@ func (r Resolution) MarshalText() ([]byte, error) { return []byte(r.String()), n
 
 // Rule is the declared behaviour of one route: how its key is read and
 // scoped, how its requests are fingerprinted, what a mismatch does, which
-// responses are stored and for how long. Its methods [Rule.StorageKey],
+// responses are stored and for how long. Its methods [Rule.StorageKeys],
 // [Rule.Decide] and [Rule.Complete] are the engine.
 //
 // A Rule is created by [Parse] and never changes afterwards; it is safe for
@@ -93,7 +93,12 @@ type Rule struct {
 	pointer string // "/rules/3", or "/defaults" for a defaults' rule
 	method  string
 	pattern pattern // nil for a defaults' rule, which matches any path
-	route   string  // "POST /v1/payments", or "POST *" for a defaults' rule
+	route   string  // "POST /v1/payments/{id}", or "POST *" for a defaults' rule
+	// endpoint is the route with parameter names erased, "POST
+	// /v1/payments/{}": what records are compared and scoped by. It is ""
+	// for a defaults' rule, whose endpoint is the method and the request's
+	// path.
+	endpoint string
 
 	keyHeader    string // in canonical form
 	keyRequired  bool
@@ -161,8 +166,9 @@ func (r *Rule) Caches(status int) bool { return r.cache.has(status) }
 
 // StoresIntent reports whether records keep the intent projection of their
 // request (see [fingerprint.Fingerprinter.AppendIntent]), which lets a
-// key-reuse rejection list the fields that differ. It is off by default:
-// a projection may hold personal data.
+// key-reuse rejection list the fields that differ. It is off by default (a
+// projection may hold personal data), and off whatever the defaults say
+// when the rule does not reject a mismatch, since nothing would read it.
 func (r *Rule) StoresIntent() bool { return r.storeIntent }
 
 // ReplayHeader returns the header added to every replayed response, or two

@@ -28,6 +28,10 @@ const (
 	// TypeSpecChanged: the key was first used under another fingerprint spec,
 	// so the requests cannot be compared (409).
 	TypeSpecChanged = ProblemBase + "idempotency-spec-changed"
+	// TypeOtherRoute: the key was first used on another endpoint; whatever
+	// the rule's on_mismatch, a key never names operations of two endpoints
+	// (422, or the rule's mismatch status).
+	TypeOtherRoute = ProblemBase + "idempotency-key-other-route"
 )
 
 // ProblemDetails is an RFC 9457 problem: the body of a rejection.
@@ -136,6 +140,15 @@ func problemSpecChanged() *ProblemDetails {
 		Title:  "Idempotency key recorded under another fingerprint spec",
 		Status: http.StatusConflict,
 		Detail: "The request first sent with this key was fingerprinted under an earlier version of this endpoint's policy, so this one cannot be compared with it. Use a new key only if this is a new operation.",
+	}
+}
+
+func problemOtherRoute(status int) *ProblemDetails {
+	return &ProblemDetails{
+		Type:   TypeOtherRoute,
+		Title:  "Idempotency key used on another endpoint",
+		Status: status,
+		Detail: "This key was first used with a request to another endpoint, whose response is not this one's. Use a new key for this operation.",
 	}
 }
 

@@ -77,6 +77,27 @@ func (p pattern) String() string {
 	return b.String()
 }
 
+// endpoint returns the pattern with its parameter names erased
+// ("/v1/payments/{}"): two patterns that differ only in the names of their
+// parameters match the same paths and name the same endpoint. "{}" never
+// appears in a literal segment, so the erasure keeps distinct patterns
+// distinct.
+func (p pattern) endpoint() string {
+	if len(p) == 0 {
+		return "/"
+	}
+	var b strings.Builder
+	for _, s := range p {
+		b.WriteByte('/')
+		if s.param {
+			b.WriteString("{}")
+		} else {
+			b.WriteString(s.text)
+		}
+	}
+	return b.String()
+}
+
 // match reports whether path, segment by segment, is matched by p. It does
 // not allocate.
 func (p pattern) match(path string) bool {
@@ -111,6 +132,19 @@ func (p pattern) overlaps(q pattern) bool {
 		}
 	}
 	return true
+}
+
+// intersect returns the pattern matching exactly the paths that both p and
+// q match; p and q must overlap.
+func (p pattern) intersect(q pattern) pattern {
+	out := make(pattern, len(p))
+	for i := range p {
+		out[i] = p[i]
+		if p[i].param {
+			out[i] = q[i]
+		}
+	}
+	return out
 }
 
 // within reports whether every path matched by p is matched by q.

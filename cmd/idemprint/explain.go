@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,9 +16,11 @@ import (
 	"github.com/idemprint/idemprint/policy"
 )
 
-// explainKey is the key both requests of explain carry: valid under every
-// key syntax a policy may declare.
-const explainKey = "00000000-0000-4000-8000-000000000000"
+// explainKeys are the keys explain may give both requests, in order of
+// preference; it uses the first that the rule's key syntax accepts. A UUID
+// satisfies the "uuid" syntax and a printable one of max_length 36 or more;
+// "k" any printable syntax, whose max_length is at least 1.
+var explainKeys = []string{"00000000-0000-4000-8000-000000000000", "k"}
 
 // headerFlags collects repeated --header "Name: value" flags.
 type headerFlags http.Header
@@ -103,9 +106,8 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		if h == nil {
 			h = http.Header{}
 		}
-		h.Set(rule.KeyHeader(), explainKey)
 		fr := fingerprint.Request{Method: method, Path: u.Path, Query: u.Query(), Header: h, Body: body}
-		if reqs[i], err = rule.NewRequest(*tenant, fr); err == nil {
+		if reqs[i], err = explainRequest(rule, *tenant, fr); err == nil {
 			intents[i], err = rule.Fingerprinter().AppendIntent(nil, fr)
 		}
 		if err != nil {
@@ -116,23 +118,21 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 
 	// FIRST executes and completes with --status; SECOND comes a second later.
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	d1, err := rule.Decide(reqs[0], nil, t0)
+	d1, err := decideFirst(rule, reqs[0], t0)
 	if err != nil {
 		fmt.Fprintln(stderr, "idemprint:", err)
 		return exitUsage
 	}
 	ex.First = &step{File: files[0], Fingerprint: reqs[0].Fingerprint.String(), Action: d1.Action.String(), Status: *status}
-	var stored *policy.Record
-	if d1.Reserve != nil {
-		rec, err := rule.Complete(d1.Reserve, policy.Response{Status: *status, Header: http.Header{}, Body: []byte("{}")}, t0.Add(time.Second))
-		if err != nil {
-			fmt.Fprintln(stderr, "idemprint:", err)
-			return exitUsage
-		}
-		stored = &rec
-		ex.First.Stored = rec.State == policy.StateCompleted
+	stored, err := rule.Complete(d1.Reserve, policy.Response{Status: *status, Header: http.Header{}, Body: []byte("{}")}, t0.Add(time.Second))
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
 	}
-	d2, err := rule.Decide(reqs[1], stored, t0.Add(2*time.Second))
+	ex.First.Stored = stored.State == policy.StateCompleted
+	// FIRST's record is under the primary key, which SECOND shares; nothing
+	// is under SECOND's new identity, if it has one.
+	d2, err := rule.Decide(reqs[1], &stored, nil, t0.Add(2*time.Second))
 	if err != nil {
 		fmt.Fprintln(stderr, "idemprint:", err)
 		return exitUsage
@@ -160,6 +160,40 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	ex.Ignored = ignored(bodies, diffs)
 	return ex.write(stdout, stderr, *asJSON)
+}
+
+// explainRequest returns the Request for fr under rule, with the first of
+// explainKeys that the rule's key syntax accepts in its key header.
+func explainRequest(rule *policy.Rule, tenant string, fr fingerprint.Request) (policy.Request, error) {
+	for _, key := range explainKeys {
+		fr.Header.Set(rule.KeyHeader(), key)
+		req, err := rule.NewRequest(tenant, fr)
+		if err != nil {
+			return policy.Request{}, err
+		}
+		if _, _, err := rule.StorageKeys(req); !errors.Is(err, policy.ErrMalformedKey) {
+			return req, err
+		}
+	}
+	return policy.Request{}, fmt.Errorf("internal error: no key of explain is valid under the rule %s", rule.Pointer())
+}
+
+// decideFirst decides on FIRST, which meets no record: anything but an
+// execution is an error of explain itself, not an answer to print.
+func decideFirst(rule *policy.Rule, req policy.Request, now time.Time) (policy.Decision, error) {
+	d, err := rule.Decide(req, nil, nil, now)
+	if err == nil && d.Action != policy.Execute {
+		err = fmt.Errorf("internal error: the first request, meeting no record, is answered %v (%v) instead of executed", d.Action, d.Reason)
+	}
+	return d, err
+}
+
+// problemName is the short name of a problem type that explain prints, as
+// the issue spells it: "idempotency_key_reuse" for
+// https://idemprint.dev/problems/idempotency-key-reuse. The type URI itself,
+// in the --json output, is unchanged.
+func problemName(typ string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(typ, policy.ProblemBase), "-", "_")
 }
 
 // ignored lists the body paths at which the two bodies differ although
@@ -314,7 +348,7 @@ func (ex *explanation) outcome() string {
 		}
 		return "replay " + strconv.Itoa(s.Status) + " (on_mismatch replay: FIRST's response, not SECOND's)"
 	case policy.Reject.String():
-		return strconv.Itoa(s.Status) + " " + strings.TrimPrefix(s.ProblemType, policy.ProblemBase)
+		return strconv.Itoa(s.Status) + " " + problemName(s.ProblemType)
 	case policy.ExecuteAsNew.String():
 		return "execute as a new operation (on_mismatch new)"
 	case policy.Execute.String():

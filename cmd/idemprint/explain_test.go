@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemprint/idemprint/fingerprint"
@@ -55,6 +56,8 @@ func TestExplain(t *testing.T) {
 	transfer1 := writeTemp(t, "transfer1.json", `{"amountCents": 100, "currency": "EUR", "counterparty": {"iban": "FR7630006000011234567890189"}, "memo": "rent"}`)
 	transfer2 := writeTemp(t, "transfer2.json", `{"amountCents": 100, "currency": "EUR", "counterparty": {"iban": "DE89370400440532013000"}, "memo": "rent"}`)
 	apiV2 := http.Header{"X-Api-Version": {"2"}}
+	shortKeys := writeTemp(t, "short.json", `{"rules": [{"route": "POST /v1/payments", "key": {"max_length": 8}}]}`)
+	uuidKeys := writeTemp(t, "uuid.json", `{"rules": [{"route": "POST /v1/payments", "key": {"syntax": "uuid"}}]}`)
 
 	for _, tc := range []struct {
 		name   string
@@ -71,7 +74,7 @@ first   ` + pay10 + `
         execute → 201, stored
 second  ` + pay10000 + `
         ` + fp(t, seedPolicy, "POST", "/v1/payments", pay10000, nil) + `
-        conflict → 422 idempotency-key-reuse
+        conflict → 422 idempotency_key_reuse
         amountCents: 1000 → 1000000
         ignored by the rule: clientTimestamp, traceId
 `,
@@ -138,8 +141,35 @@ first   ` + transfer1 + `
         execute → 201, stored
 second  ` + transfer2 + `
         ` + fp(t, seedPolicy, "POST", "/v1/accounts/acc_1/transfers", transfer2, apiV2) + `
-        conflict → 409 idempotency-key-reuse
+        conflict → 409 idempotency_key_reuse
         counterparty.iban: "FR7630006000011234567890189" → "DE89370400440532013000"
+`,
+	}, {
+		name: "KeySyntax/ShortPrintable",
+		args: []string{"--policy", shortKeys, "--route", "POST /v1/payments", pay10, pay10000},
+		code: 1,
+		stdout: `rule    /rules/0 POST /v1/payments (on_mismatch reject 422)
+first   ` + pay10 + `
+        ` + fp(t, shortKeys, "POST", "/v1/payments", pay10, nil) + `
+        execute → 201, stored
+second  ` + pay10000 + `
+        ` + fp(t, shortKeys, "POST", "/v1/payments", pay10000, nil) + `
+        conflict → 422 idempotency_key_reuse
+        amountCents: 1000 → 1000000
+        clientTimestamp: "2025-01-15T09:30:00Z" → "2025-01-15T09:31:02Z"
+        traceId: "4bf92f3577b34da6a3ce929d0e0e4736" → "9e1f4c2ab8d34e55a0c6f7e8d9b0a1c2"
+`,
+	}, {
+		name: "KeySyntax/UUID",
+		args: []string{"--policy", uuidKeys, "--route", "POST /v1/payments", pay10, pay10},
+		code: 0,
+		stdout: `rule    /rules/0 POST /v1/payments (on_mismatch reject 422)
+first   ` + pay10 + `
+        ` + fp(t, uuidKeys, "POST", "/v1/payments", pay10, nil) + `
+        execute → 201, stored
+second  ` + pay10 + `
+        ` + fp(t, uuidKeys, "POST", "/v1/payments", pay10, nil) + `
+        retry → replay 201
 `,
 	}, {
 		name: "NoRule/PassThrough",
@@ -273,7 +303,53 @@ func TestExplainErrors(t *testing.T) {
 func TestExplainThroughRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"explain", "--policy", seedPolicy, "--route", "POST /v1/payments", pay10, pay10000}, nil, &stdout, &stderr)
-	if code != 1 || !strings.Contains(stdout.String(), "conflict → 422 idempotency-key-reuse\n        amountCents: 1000 → 1000000\n") {
+	if code != 1 || !strings.Contains(stdout.String(), "conflict → 422 idempotency_key_reuse\n        amountCents: 1000 → 1000000\n") {
 		t.Errorf("run explain = %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestExplainFirstDecision checks that explain refuses to explain when FIRST,
+// meeting no record, is not executed: that is explain's own error.
+func TestExplainFirstDecision(t *testing.T) {
+	pol, err := policy.Parse([]byte(`{"rules": [{"route": "POST /v1/payments"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, _ := pol.Match("POST", "/v1/payments")
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		req  policy.Request
+	}{
+		{"MalformedKey", policy.Request{Tenant: "t", Key: []string{"a", "b"}}},
+		{"MissingKey", policy.Request{Tenant: "t"}},
+		{"NoTenant", policy.Request{Key: []string{"k"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d, err := decideFirst(rule, tc.req, t0); err == nil {
+				t.Errorf("decideFirst = %v %v, want an error", d.Action, d.Reason)
+			}
+		})
+	}
+	fr := fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{}, Body: []byte(`{"a":1}`)}
+	req, err := explainRequest(rule, "t", fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := decideFirst(rule, req, t0); err != nil || d.Action != policy.Execute {
+		t.Errorf("decideFirst = %v, %v; want execute", d.Action, err)
+	}
+}
+
+func TestProblemName(t *testing.T) {
+	for typ, want := range map[string]string{
+		policy.TypeKeyReuse:    "idempotency_key_reuse",
+		policy.TypeInFlight:    "idempotency_key_in_flight",
+		policy.TypeSpecChanged: "idempotency_spec_changed",
+		policy.TypeOtherRoute:  "idempotency_key_other_route",
+	} {
+		if got := problemName(typ); got != want {
+			t.Errorf("problemName(%q) = %q, want %q", typ, got, want)
+		}
 	}
 }

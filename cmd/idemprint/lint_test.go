@@ -22,6 +22,15 @@ func writeTemp(t *testing.T, name, content string) string {
 
 func TestLint(t *testing.T) {
 	syntax := writeTemp(t, "syntax.json", "{\n  \"rules\": [\n    {\"route\": \"POST /a\",}\n  ]\n}\n")
+	checks := writeTemp(t, "checks.json", `{
+  "defaults": {"retry_after": "20s"},
+  "rules": [
+    {"route": "POST /a/b"},
+    {"route": "POST /{x}/b", "lease": "10s"},
+    {"route": "POST /a/{y}", "on_mismatch": "replay", "store_intent": true},
+    {"route": "POST /c", "ttl": "+1h", "replay_header": "Content-Type: text/plain"}
+  ]
+}`)
 	for _, tc := range []struct {
 		name           string
 		args           []string
@@ -39,6 +48,11 @@ func TestLint(t *testing.T) {
 ../../testdata/policy/broken.json:20:26 (byte 405) at /rules/2/mismatch_status: mismatch_status has no effect: on_mismatch is "replay", not "reject"
 `, "broken.json: 7 problems", false},
 		{"Problems/Syntax", []string{syntax}, 1, syntax + ":3:25 (byte 39) at /rules/0: ", "1 problem\n", true},
+		{"Problems/Checks", []string{checks}, 1, checks + `:5:39 (byte 119) at /rules/1/lease: retry_after (20s) is longer than the lease (10s): a client would wait past a reservation's end
+` + checks + `:6:71 (byte 197) at /rules/2/store_intent: store_intent has no effect: on_mismatch is "replay", not "reject", so no rejection lists differing fields
+` + checks + `:7:33 (byte 236) at /rules/3/ttl: invalid duration "+1h": no sign: write it as "1h"
+` + checks + `:7:57 (byte 260) at /rules/3/replay_header: invalid replay_header "Content-Type: text/plain": Content-Type describes the stored response or its connection; the replay header may not replace it
+`, "4 problems", false},
 		{"Usage/NoArgs", nil, 2, "", "usage: idemprint lint POLICY", false},
 		{"Usage/TwoFiles", []string{"a.json", "b.json"}, 2, "", "usage: idemprint lint POLICY", false},
 		{"Usage/UnknownFlag", []string{"--strict", "a.json"}, 2, "", "flag provided but not defined", false},
