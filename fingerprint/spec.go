@@ -378,7 +378,8 @@ func (f *Fingerprinter) ignoredBy(p path) string {
 			case qs.all:
 				overlap = ps.all || ps.index >= 0
 			case qs.index >= 0:
-				overlap = ps.all || ps.key == qs.key
+				// An index, or a member with that name (also written "\0").
+				overlap = ps.all || ps.name == qs.name
 			default:
 				overlap = !ps.all && ps.name == qs.name
 			}
