@@ -106,7 +106,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 					state = stName
 				}
 			case '"':
-				if dst, i, err = e.appendQuoted(dst, src, i); err != nil {
+				if dst, i, _, err = e.appendQuoted(dst, src, i); err != nil {
 					return dst, err
 				}
 				state = stAfter
@@ -152,13 +152,13 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			}
 			start := len(dst)
 			j := i
-			e.plain = true
-			if dst, j, err = e.appendQuoted(dst, src, i); err != nil {
+			plain := false
+			if dst, j, plain, err = e.appendQuoted(dst, src, i); err != nil {
 				return dst, err
 			}
 			top.cur = len(e.members)
 			top.inValue = true
-			e.members = append(e.members, member{start: start, nameEnd: len(dst), srcOff: int64(i), plain: e.plain})
+			e.members = append(e.members, member{start: start, nameEnd: len(dst), srcOff: int64(i), plain: plain})
 			i = skipSpace(src, j)
 			if i >= len(src) {
 				return dst, e.eof(dst, src)
@@ -441,8 +441,10 @@ var safeASCII = func() (t [256]bool) {
 }()
 
 // appendQuoted reads the string starting at src[start] (a quote) and appends
-// its canonical form. It returns the offset just past the closing quote.
-func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, error) {
+// its canonical form. It returns the offset just past the closing quote and
+// whether the string is plain (see member.plain).
+func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, bool, error) {
+	plain := true
 	dst = append(dst, '"')
 	i := start + 1
 	run := i
@@ -460,36 +462,36 @@ func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, error) 
 			i++
 		}
 		if i >= len(src) {
-			return dst, i, e.eof(dst, src)
+			return dst, i, false, e.eof(dst, src)
 		}
 		switch c := src[i]; {
 		case c == '"':
 			dst = append(dst, src[run:i]...)
-			return append(dst, '"'), i + 1, nil
+			return append(dst, '"'), i + 1, plain, nil
 		case c == '\\':
 			dst = append(dst, src[run:i]...)
 			r, n, err := e.unescape(dst, src, i)
 			if err != nil {
-				return dst, i, err
+				return dst, i, false, err
 			}
 			if r < 0x20 || r == '"' || r == '\\' || r >= 0xe000 {
-				e.plain = false
+				plain = false
 			}
 			dst = appendRune(dst, r)
 			i += n
 			run = i
 		case c < 0x20:
-			return dst, i, e.fail(dst, i, ErrSyntax, "raw control character "+quoteByte(c)+" in string")
+			return dst, i, false, e.fail(dst, i, ErrSyntax, "raw control character "+quoteByte(c)+" in string")
 		default:
 			r, size := utf8.DecodeRune(src[i:])
 			if r == utf8.RuneError && size == 1 {
-				return dst, i, e.fail(dst, i, ErrInvalidUTF8, "invalid UTF-8 "+quoteByte(c)+" in string")
+				return dst, i, false, e.fail(dst, i, ErrInvalidUTF8, "invalid UTF-8 "+quoteByte(c)+" in string")
 			}
 			if e.opts.RejectNoncharacters && isNoncharacter(r) {
-				return dst, i, e.fail(dst, i, ErrNoncharacter, "noncharacter "+quoteRune(r)+" in string")
+				return dst, i, false, e.fail(dst, i, ErrNoncharacter, "noncharacter "+quoteRune(r)+" in string")
 			}
 			if r >= 0xe000 {
-				e.plain = false
+				plain = false
 			}
 			i += size
 		}

@@ -12,7 +12,9 @@
 // # Paths
 //
 // Intent, Required and Ignore entries use a subset of the gjson path syntax
-// (github.com/tidwall/gjson), evaluated by gjson one segment at a time.
+// (github.com/tidwall/gjson) with gjson's meaning. All paths are evaluated
+// together in one walk over the canonical body; a test checks the walk
+// against gjson's own lookups, one segment at a time.
 // Given {"amountCents":1000,"destination":{"iban":"DE89…"},"items":[{"sku":"A","qty":2},{"sku":"B"}],"fav.movie":"x"}:
 //
 //	path             selects

@@ -49,19 +49,16 @@ func (f *Fingerprinter) buildTrie() {
 	}
 }
 
-// selectIntent fills st.intent with the "body" or "intent" member (empty
-// when there is no body in whole-body mode) and st.absent with the content
-// of the "absent" member: for each Intent path that did not match
-// everywhere, the concrete paths that matched nothing.
+// selectIntent walks the canonical body once for every walked path,
+// filling st.out with what each selects and st.holes with where it found
+// nothing, and checks the Required paths.
 func (f *Fingerprinter) selectIntent(st *state) error {
-	body := unsafeString(st.body)
-	all := uint64(1)<<len(f.ignorePaths) - 1
 	n := len(f.walked)
 	st.out = grow(st.out, n)
 	st.holes = grow(st.holes, n)
 	st.where, st.levels = st.where[:0], st.levels[:0]
-	if len(body) > 0 {
-		f.visit(st, body, 0, 0, 0, all)
+	if len(st.body) > 0 && n > 0 {
+		f.visit(st, unsafeString(st.body), 0, 0, 0, f.allIgnorePaths())
 	}
 	for pi := range f.walked {
 		p := &f.walked[pi]
@@ -77,46 +74,70 @@ func (f *Fingerprinter) selectIntent(st *state) error {
 			return missing(first)
 		}
 	}
+	return nil
+}
 
-	st.absent, st.intent = st.absent[:0], st.intent[:0]
+// allIgnorePaths is the mask of every Ignore path, which all match at the
+// root.
+func (f *Fingerprinter) allIgnorePaths() uint64 { return uint64(1)<<len(f.ignorePaths) - 1 }
+
+// appendAbsent appends the content of the "absent" member: for each Intent
+// path that did not match everywhere, the concrete paths that matched
+// nothing (the path itself when it matched nothing at all).
+func (f *Fingerprinter) appendAbsent(dst []byte, st *state) []byte {
 	if len(f.intent) == 0 {
-		if len(body) > 0 {
-			st.intent = append(st.intent, `"body":`...)
-			st.intent, _ = f.filter(st.intent, body, 0, 0, all)
-		}
-		return nil
+		return dst
 	}
-	st.intent = append(st.intent, `"intent":{`...)
-	written := 0
+	n := 0
 	for pi := range f.walked {
 		p := &f.walked[pi]
 		out, holes := st.out[pi], st.holes[pi]
-		if len(out) > 0 {
-			if written > 0 {
-				st.intent = append(st.intent, ',')
-			}
-			written++
-			st.intent, _ = canonical.AppendString(st.intent, p.text) // checked by Compile
-			st.intent = append(st.intent, ':')
-			st.intent = append(st.intent, out...)
-		}
 		if len(out) > 0 && len(holes) == 0 {
 			continue
 		}
-		if len(st.absent) > 0 {
-			st.absent = append(st.absent, ',')
+		if n > 0 {
+			dst = append(dst, ',')
 		}
-		st.absent, _ = canonical.AppendString(st.absent, p.text)
-		st.absent = append(st.absent, ':', '[')
+		n++
+		dst = append(dst, p.quoted...)
+		dst = append(dst, ':', '[')
 		if len(out) == 0 {
-			st.absent, _ = canonical.AppendString(st.absent, p.text)
+			dst = append(dst, p.quoted...)
 		} else {
-			st.absent = append(st.absent, holes...)
+			dst = append(dst, holes...)
 		}
-		st.absent = append(st.absent, ']')
+		dst = append(dst, ']')
 	}
-	st.intent = append(st.intent, '}')
-	return nil
+	return dst
+}
+
+// appendSelected appends the "body" member (whole-body mode, when there is
+// a body) or the "intent" member, preceded by a comma.
+func (f *Fingerprinter) appendSelected(dst []byte, st *state) []byte {
+	if len(f.intent) == 0 {
+		if len(st.body) == 0 {
+			return dst
+		}
+		dst = append(dst, `,"body":`...)
+		dst, _ = f.filter(dst, unsafeString(st.body), 0, 0, f.allIgnorePaths())
+		return dst
+	}
+	dst = append(dst, `,"intent":{`...)
+	n := 0
+	for pi := range f.walked {
+		out := st.out[pi]
+		if len(out) == 0 {
+			continue
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = append(dst, f.walked[pi].quoted...)
+		dst = append(dst, ':')
+		dst = append(dst, out...)
+	}
+	return append(dst, '}')
 }
 
 // grow returns s with n empty buffers, keeping their capacity.
@@ -165,7 +186,7 @@ func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) in
 					continue
 				}
 				next, _ := f.advance(mask, d, name, -1)
-				st.where = appendKey(st.where[:wl], k.seg.key)
+				st.where = append(st.where[:wl], step{key: k.seg.key, index: -1})
 				ve = f.visit(st, s, nameEnd+1, ki, d+1, next)
 			}
 			st.where = st.where[:wl]
@@ -191,7 +212,7 @@ func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) in
 	for idx := 0; s[j] != ']'; idx++ {
 		ve := -1
 		next, _ := f.advance(mask, d, "", idx)
-		st.where = appendIndex(st.where[:wl], idx)
+		st.where = append(st.where[:wl], step{index: idx})
 		lv := base
 		for _, ki := range n.kids {
 			k := &f.nodes[ki]
@@ -242,7 +263,14 @@ func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) in
 // addHole records that walked path pi matched nothing in the element at
 // st.where, whose path has d segments.
 func (f *Fingerprinter) addHole(st *state, pi, d int) {
-	st.tmp = append(st.tmp[:0], st.where...)
+	st.tmp = st.tmp[:0]
+	for _, s := range st.where {
+		if s.index >= 0 {
+			st.tmp = appendIndex(st.tmp, s.index)
+		} else {
+			st.tmp = appendKey(st.tmp, s.key)
+		}
+	}
 	for _, seg := range f.walked[pi].segs[d:] {
 		st.tmp = appendKey(st.tmp, seg.key)
 	}
@@ -250,6 +278,13 @@ func (f *Fingerprinter) addHole(st *state, pi, d int) {
 		st.holes[pi] = append(st.holes[pi], ',')
 	}
 	st.holes[pi], _ = canonical.AppendString(st.holes[pi], unsafeString(st.tmp)) // path text: UTF-8
+}
+
+// step is one segment of the concrete path being walked: an index, or a
+// member name as its path segment.
+type step struct {
+	key   string
+	index int // -1 for a member
 }
 
 func appendKey(dst []byte, key string) []byte {

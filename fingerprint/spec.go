@@ -2,6 +2,7 @@ package fingerprint
 
 import (
 	"crypto/sha256"
+	"encoding"
 	"encoding/base64"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ type segment struct {
 // path is a compiled Intent, Required or Ignore entry.
 type path struct {
 	text     string
+	quoted   string // text as a canonical JSON string
 	segs     []segment
 	required bool
 }
@@ -60,7 +62,7 @@ type path struct {
 type Fingerprinter struct {
 	spec        Spec
 	digest      string
-	prefix      string // "idemprint/fingerprint/v1\n" + digest + "\n"
+	prefix      []byte // SHA-256 state after "idemprint/fingerprint/v1\n" + digest + "\n"
 	canon       canonical.Options
 	intent      []path   // sorted by the canonical order of their text
 	required    []path   // without Intent: the paths that must be present
@@ -223,7 +225,12 @@ func Compile(s Spec) (*Fingerprinter, error) {
 	if f.digest, err = f.computeDigest(); err != nil {
 		return nil, err
 	}
-	f.prefix = preimagePrefix + f.digest + "\n"
+	// Every preimage starts with the same bytes: hash them once.
+	h := sha256.New()
+	h.Write([]byte(preimagePrefix + f.digest + "\n"))
+	if f.prefix, err = h.(encoding.BinaryMarshaler).MarshalBinary(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -294,7 +301,11 @@ func parsePath(ptr, text string) (path, error) {
 	if !utf8.ValidString(text) {
 		return bad("not valid UTF-8")
 	}
-	p := path{text: text}
+	q, err := canonical.AppendString(nil, text)
+	if err != nil {
+		return bad("not valid UTF-8")
+	}
+	p := path{text: text, quoted: string(q)}
 	var name []byte
 	start := 0
 	for i := 0; i <= len(text); i++ {

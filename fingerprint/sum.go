@@ -3,6 +3,8 @@ package fingerprint
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding"
+	"hash"
 	"io"
 	"net/http"
 	"net/url"
@@ -37,15 +39,17 @@ type Request struct {
 
 // state is the scratch space of one Sum call.
 type state struct {
-	body   []byte   // canonical body
-	intent []byte   // the "body" or "intent" member being built
-	absent []byte   // the content of the "absent" member being built
-	out    [][]byte // per walked path: what it selected
-	holes  [][]byte // per walked path: quoted concrete paths it missed
-	levels []int    // per open "#" level and path: elements written, mark
-	where  []byte   // the concrete path being walked
-	tmp    []byte
-	buf    []byte // the preimage
+	body   []byte    // canonical body
+	intent []byte    // the "body" or "intent" member being built
+	absent []byte    // the content of the "absent" member being built
+	out    [][]byte  // per walked path: what it selected
+	holes  [][]byte  // per walked path: quoted concrete paths it missed
+	levels []int     // per open "#" level and path: elements written, mark
+	where  []step    // the concrete path being walked
+	tmp    []byte    // a hole's concrete path
+	buf    []byte    // the intent document
+	hash   hash.Hash // SHA-256, restored to the state after the prefix
+	sum    [sha256.Size]byte
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
@@ -54,7 +58,7 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 const maxRetained = 1 << 20
 
 func putState(st *state) {
-	for _, b := range []*[]byte{&st.body, &st.intent, &st.absent, &st.where, &st.tmp, &st.buf} {
+	for _, b := range []*[]byte{&st.body, &st.tmp, &st.buf} {
 		if cap(*b) > maxRetained {
 			*b = nil
 		}
@@ -79,13 +83,21 @@ func putState(st *state) {
 func (f *Fingerprinter) Sum(r Request) (Fingerprint, error) {
 	st := statePool.Get().(*state)
 	defer putState(st)
-	buf := append(st.buf[:0], f.prefix...)
-	buf, err := f.appendDocument(buf, st, &r)
+	buf, err := f.appendDocument(st.buf[:0], st, &r)
 	st.buf = buf
 	if err != nil {
 		return Fingerprint{}, err
 	}
-	return Fingerprint{version: 1, sum: sha256.Sum256(buf)}, nil
+	if st.hash == nil {
+		st.hash = sha256.New()
+	}
+	if err := st.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(f.prefix); err != nil {
+		panic("fingerprint: restoring a SHA-256 state: " + err.Error()) // the state came from MarshalBinary
+	}
+	st.hash.Write(buf)
+	fp := Fingerprint{version: 1}
+	copy(fp.sum[:], st.hash.Sum(st.sum[:0])) // st.sum: fp.sum would escape
+	return fp, nil
 }
 
 // AppendIntent appends the canonical intent document of r, the part of the
@@ -154,12 +166,11 @@ func (f *Fingerprinter) appendDocument(dst []byte, st *state, r *Request) ([]byt
 
 	n := len(dst)
 	dst = append(dst, `{"absent":{`...)
-	dst = append(dst, st.absent...)
+	dst = f.appendAbsent(dst, st)
 	dst = append(dst, '}')
 	wholeBody := len(f.intent) == 0
-	if wholeBody && len(st.intent) > 0 {
-		dst = append(dst, ',')
-		dst = append(dst, st.intent...)
+	if wholeBody {
+		dst = f.appendSelected(dst, st)
 	}
 	dst = append(dst, `,"headers":{`...)
 	first := true
@@ -183,8 +194,7 @@ func (f *Fingerprinter) appendDocument(dst []byte, st *state, r *Request) ([]byt
 	}
 	dst = append(dst, '}')
 	if !wholeBody {
-		dst = append(dst, ',')
-		dst = append(dst, st.intent...)
+		dst = f.appendSelected(dst, st)
 	}
 	dst = append(dst, `,"method":`...)
 	method := r.Method
