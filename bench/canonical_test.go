@@ -212,6 +212,12 @@ func checkIdemprint(t *testing.T, in, got []byte) {
 		t.Errorf("JCS not idempotent: Transform(Transform(in)) = %q, %v; want %q", again, err, got)
 	}
 	exact, err := canonical.Options{Numbers: canonical.Exact}.Transform(in)
+	if errors.Is(err, canonical.ErrNumberRange) {
+		// Exact bounds the decimal exponent at ±999,999,999 where JCS
+		// rounds a tiny literal (1e-1000000000) to 0: documented, and
+		// nothing else may differ.
+		return
+	}
 	if err != nil {
 		t.Fatalf("idemprint Exact rejects input JCS accepts: %v", err)
 	}
