@@ -61,38 +61,29 @@ func parseRoute(s string) (method string, pat pattern, err error) {
 }
 
 // String returns the pattern as written, with parameter names.
-func (p pattern) String() string {
-	if len(p) == 0 {
-		return "/"
-	}
-	var b strings.Builder
-	for _, s := range p {
-		b.WriteByte('/')
-		if s.param {
-			b.WriteString("{" + s.text + "}")
-		} else {
-			b.WriteString(s.text)
-		}
-	}
-	return b.String()
-}
+func (p pattern) String() string { return p.format(true) }
 
 // endpoint returns the pattern with its parameter names erased
 // ("/v1/payments/{}"): two patterns that differ only in the names of their
 // parameters match the same paths and name the same endpoint. "{}" never
 // appears in a literal segment, so the erasure keeps distinct patterns
 // distinct.
-func (p pattern) endpoint() string {
+func (p pattern) endpoint() string { return p.format(false) }
+
+func (p pattern) format(names bool) string {
 	if len(p) == 0 {
 		return "/"
 	}
 	var b strings.Builder
 	for _, s := range p {
 		b.WriteByte('/')
-		if s.param {
-			b.WriteString("{}")
-		} else {
+		switch {
+		case !s.param:
 			b.WriteString(s.text)
+		case names:
+			b.WriteString("{" + s.text + "}")
+		default:
+			b.WriteString("{}")
 		}
 	}
 	return b.String()
