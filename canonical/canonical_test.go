@@ -312,3 +312,31 @@ func TestNumberModeText(t *testing.T) {
 		t.Error("Transform with an unknown mode succeeded")
 	}
 }
+
+// TestUnsortedNestingIsLinear guards against moving every nested object
+// again at each enclosing unsorted object: with a big member first at each
+// of 10,000 levels, that took minutes for this 8 MB input. Not a speed
+// assertion: linear work takes milliseconds, so the bound only catches
+// quadratic behaviour.
+func TestUnsortedNestingIsLinear(t *testing.T) {
+	const depth = 10000
+	for _, leaf := range []string{strings.Repeat("x", 8<<20), "x"} {
+		pad := strings.Repeat(" ", 800) // 8 MB of input with a short leaf too
+		if len(leaf) > 1 {
+			pad = ""
+		}
+		in := strings.Repeat(`{"b":`+pad, depth) + `"` + leaf + `"` + strings.Repeat(`,"a":1}`, depth)
+		start := time.Now()
+		out, err := canonical.Transform([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("Transform of %d bytes took %v", len(in), d)
+		}
+		want := strings.Repeat(`{"a":1,"b":`, depth) + `"` + leaf + `"` + strings.Repeat(`}`, depth)
+		if string(out) != want {
+			t.Errorf("Transform of nested unsorted objects: wrong output (len %d, want %d)", len(out), len(want))
+		}
+	}
+}

@@ -18,6 +18,7 @@ type frame struct {
 	count   int  // members or elements finished so far
 	first   int  // objects: index in encoder.members of the first member
 	cur     int  // objects: index in encoder.members of the current member
+	open    int  // offset in dst of the '[' or '{'
 }
 
 // member locates one member of an open object in the output.
@@ -26,6 +27,7 @@ type member struct {
 	nameEnd int   // offset in dst just past the name's closing quote
 	end     int   // offset in dst just past the value
 	srcOff  int64 // offset in src of the name's opening quote
+	pend    int32 // len(encoder.pend) when the member began
 	// plain names hold no escapes and no code points from U+E000 on, so
 	// their bytes sort as their UTF-16 code units do.
 	plain bool
@@ -37,10 +39,12 @@ type encoder struct {
 	maxDepth int
 	frames   []frame
 	members  []member
-	scratch  []byte  // reorder buffer for unsorted objects
-	digits   []byte  // significant digits of a number split by a point
-	order    []int32 // the sorted positions of an object's members
-	plain    bool    // the last string read was plain (see member.plain)
+	scratch  []byte      // the output of reorder
+	digits   []byte      // significant digits of a number split by a point
+	order    []int32     // the sorted positions of an object's members
+	pend     []pending   // objects whose members are out of order
+	spans    []span      // their members, in sorted order
+	emit     []emitFrame // reorder's stack
 }
 
 var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
@@ -61,8 +65,13 @@ func putEncoder(e *encoder) {
 	if cap(e.frames) > maxRetained/32 {
 		e.frames = nil
 	}
+	if cap(e.digits)+cap(e.order)*4+cap(e.pend)*32+cap(e.spans)*24+cap(e.emit)*32 > maxRetained {
+		e.digits, e.order, e.pend, e.spans, e.emit = nil, nil, nil, nil, nil
+	}
 	e.frames = e.frames[:0]
 	e.members = e.members[:0]
+	e.pend = e.pend[:0]
+	e.spans = e.spans[:0]
 	e.opts = Options{}
 	encoderPool.Put(e)
 }
@@ -78,6 +87,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 		return dst, e.fail(dst, 0, ErrSyntax, "byte-order mark is not allowed")
 	}
 	var err error
+	base := len(dst)
 	i := skipSpace(src, 0)
 	state := stValue
 	for {
@@ -100,7 +110,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 					state = stAfter
 					continue
 				}
-				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members)})
+				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1})
 				i = j
 				if c == '{' {
 					state = stName
@@ -158,7 +168,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			}
 			top.cur = len(e.members)
 			top.inValue = true
-			e.members = append(e.members, member{start: start, nameEnd: len(dst), srcOff: int64(i), plain: plain})
+			e.members = append(e.members, member{start: start, nameEnd: len(dst), srcOff: int64(i), plain: plain, pend: int32(len(e.pend))})
 			i = skipSpace(src, j)
 			if i >= len(src) {
 				return dst, e.eof(dst, src)
@@ -175,6 +185,9 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			if len(e.frames) == 0 {
 				if i < len(src) {
 					return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(src[i])+" after top-level value")
+				}
+				if len(e.pend) > 0 {
+					dst = e.reorder(dst, base)
 				}
 				return dst, nil
 			}
@@ -201,12 +214,16 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				top.inValue = true
 				state = stValue
 			case c == '}' && top.object:
-				if dst, err = e.sortMembers(dst, top.first); err != nil {
+				np := len(e.pend)
+				if dst, err = e.sortMembers(dst, top.first, top.open); err != nil {
 					return dst, err
 				}
 				e.members = e.members[:top.first]
 				e.frames = e.frames[:len(e.frames)-1]
 				dst = append(dst, '}')
+				if len(e.pend) > np {
+					e.pend[np].end = len(dst)
+				}
 				i++
 			case c == ']' && !top.object:
 				e.frames = e.frames[:len(e.frames)-1]
@@ -251,12 +268,12 @@ func skipSpace(src []byte, i int) int {
 	return i
 }
 
-// sortMembers orders the members of the object whose first member is
-// e.members[first] by their names' UTF-16 code units (RFC 8785 §3.2.3),
-// rewriting that part of dst in place, and rejects duplicate names. Objects
-// that are already sorted, the common case for machine-written JSON, are
-// only compared.
-func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
+// sortMembers orders the members of the object at dst[open] whose first
+// member is e.members[first] by their names' UTF-16 code units (RFC 8785
+// §3.2.3) and rejects duplicate names. Objects that are already sorted, the
+// common case for machine-written JSON, are only compared; the others are
+// recorded in e.pend for reorder.
+func (e *encoder) sortMembers(dst []byte, first, open int) ([]byte, error) {
 	ms := e.members[first:]
 	if len(ms) < 2 {
 		return dst, nil
@@ -277,7 +294,6 @@ func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
 	if sorted {
 		return dst, nil
 	}
-	lo, hi := ms[0].start, ms[len(ms)-1].end
 	// Sort positions, not members: they are small and ties order by input.
 	ord := e.order[:0]
 	for j := range ms {
@@ -315,16 +331,118 @@ func (e *encoder) sortMembers(dst []byte, first int) ([]byte, error) {
 	if dup >= 0 {
 		return dst, e.duplicate(dst, ms[dup])
 	}
-	s := e.scratch[:0]
-	for j, o := range ord {
-		if j > 0 {
-			s = append(s, ',')
+	// A small object with nothing pending inside is cheapest to reorder in
+	// place now. Moving a large one now would move every nested object
+	// again at each enclosing unsorted object, quadratic in depth: record
+	// the order and write everything once at the end (reorder). The bound
+	// keeps the moves of any byte below smallObject/6, the levels of
+	// nesting that fit in it.
+	if lo, hi := ms[0].start, ms[len(ms)-1].end; hi-lo <= smallObject && int32(len(e.pend)) == ms[0].pend {
+		s := e.scratch[:0]
+		for j, o := range ord {
+			if j > 0 {
+				s = append(s, ',')
+			}
+			s = append(s, dst[ms[o].start:ms[o].end]...)
 		}
-		s = append(s, dst[ms[o].start:ms[o].end]...)
+		copy(dst[lo:hi], s)
+		e.scratch = s
+		return dst, nil
 	}
-	copy(dst[lo:hi], s)
-	e.scratch = s
+	p := pending{start: open, first: len(e.spans), n: len(ord)}
+	for _, o := range ord {
+		// Pending objects inside a member were recorded while it was read.
+		after := int32(len(e.pend))
+		if int(o)+1 < len(ms) {
+			after = ms[o+1].pend
+		}
+		e.spans = append(e.spans, span{ms[o].start, ms[o].end, after > ms[o].pend})
+	}
+	e.pend = append(e.pend, p)
 	return dst, nil
+}
+
+// smallObject is the size up to which an unsorted object is reordered in
+// place when it closes.
+const smallObject = 256
+
+// pending is an object whose members are out of order in the first-pass
+// output: its offsets there, and its members' spans in sorted order
+// (encoder.spans[first:first+n]).
+type pending struct {
+	start, end int // the '{' and just past the '}'
+	first, n   int
+}
+
+// span is one member in the first-pass output: name, colon and value, and
+// whether a pending object lies inside it.
+type span struct {
+	start, end int
+	inner      bool
+}
+
+// reorder writes the first-pass output dst[base:] again with the members
+// of every pending object in sorted order. Each byte is copied twice, and
+// nesting is handled with an explicit stack.
+func (e *encoder) reorder(dst []byte, base int) []byte {
+	pend := e.pend
+	slices.SortFunc(pend, func(a, b pending) int { return cmp.Compare(a.start, b.start) })
+	// next returns the first pending object starting at or after pos.
+	next := func(pos int) int {
+		k, _ := slices.BinarySearchFunc(pend, pos, func(p pending, pos int) int { return cmp.Compare(p.start, pos) })
+		return k
+	}
+	out := e.scratch[:0]
+	stack := append(e.emit[:0], emitFrame{obj: -1, pos: base, end: len(dst)})
+	for len(stack) > 0 {
+		top := len(stack) - 1
+		f := stack[top]
+		if f.obj >= 0 { // the members of a pending object, one at a time
+			p := &pend[f.obj]
+			if f.pos == p.n {
+				out = append(out, '}')
+				stack = stack[:top]
+				continue
+			}
+			if f.pos > 0 {
+				out = append(out, ',')
+			}
+			m := e.spans[p.first+f.pos]
+			stack[top].pos++
+			if !m.inner {
+				out = append(out, dst[m.start:m.end]...)
+				continue
+			}
+			stack = append(stack, emitFrame{obj: -1, pos: m.start, end: m.end})
+			continue
+		}
+		// A span: copy it up to the next pending object inside it. After
+		// one pending object, the next in start order is usually the next
+		// one after it (a sibling), so try that before searching.
+		k := f.hint
+		if k <= 0 || k >= len(pend) || pend[k].start < f.pos || pend[k-1].start >= f.pos {
+			k = next(f.pos)
+		}
+		if k == len(pend) || pend[k].start >= f.end {
+			out = append(out, dst[f.pos:f.end]...)
+			stack = stack[:top]
+			continue
+		}
+		out = append(out, dst[f.pos:pend[k].start]...)
+		out = append(out, '{')
+		stack[top].pos, stack[top].hint = pend[k].end, k+1
+		stack = append(stack, emitFrame{obj: k})
+	}
+	copy(dst[base:], out)
+	e.scratch, e.emit = out, stack
+	return dst
+}
+
+// emitFrame is one step of reorder: a span of the first-pass output
+// (obj < 0) from pos to end, or the members of pend[obj] from the pos-th.
+type emitFrame struct {
+	obj, pos, end int
+	hint          int // spans: a guess of the next pending object
 }
 
 // name returns the escaped name of m in dst, without quotes.
