@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -337,6 +339,55 @@ func TestUnsortedNestingIsLinear(t *testing.T) {
 		want := strings.Repeat(`{"a":1,"b":`, depth) + `"` + leaf + `"` + strings.Repeat(`}`, depth)
 		if string(out) != want {
 			t.Errorf("Transform of nested unsorted objects: wrong output (len %d, want %d)", len(out), len(want))
+		}
+	}
+}
+
+// TestReorderMatchesModel checks the two ways unsorted objects are put in
+// order (in place when small, in one final pass when large or holding
+// pending ones) against encoding/json, which sorts the keys of a map, on
+// random nested documents with ASCII names and mixed sizes.
+func TestReorderMatchesModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var gen func(depth int) string
+	gen = func(depth int) string {
+		switch k := r.IntN(6); {
+		case depth > 6 || k == 0:
+			return strconv.Quote(strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(400)))
+		case k == 1:
+			return strconv.Itoa(r.IntN(1000))
+		case k == 2:
+			parts := make([]string, r.IntN(4))
+			for i := range parts {
+				parts[i] = gen(depth + 1)
+			}
+			return "[" + strings.Join(parts, ",") + "]"
+		default:
+			n := r.IntN(6)
+			perm := r.Perm(26)[:n]
+			parts := make([]string, n)
+			for i, p := range perm {
+				parts[i] = strconv.Quote(string(rune('a'+p))+"k") + ":" + gen(depth+1)
+			}
+			return "{" + strings.Join(parts, ",") + "}"
+		}
+	}
+	for n := 0; n < 2000; n++ {
+		in := gen(0)
+		var v any
+		if err := json.Unmarshal([]byte(in), &v); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := canonical.Transform([]byte(in))
+		if err != nil {
+			t.Fatalf("Transform(%.80s): %v", in, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Transform(%.200s) mismatch (-want +got):\n%s", in, cmp.Diff(string(want), string(got)))
 		}
 	}
 }
