@@ -26,6 +26,11 @@
 //	items.#.qty      [2], with "items.1.qty" recorded as absent
 //	fav\.movie       "x": a backslash escapes the next character
 //
+// A decimal segment must be written without leading zeros ("01" is
+// rejected; "\01" names a member). "#" selects array elements only: on an
+// object it matches nothing, where gjson would look for a member named "#"
+// (write "\#" for that).
+//
 // Rejected at compile time, because they depend on global state or hide
 // intent: modifiers ("@reverse", registered process-wide in gjson), pipes
 // ("a|b"), multipaths ("[a,b]", "{a,b}"), queries ("items.#(qty>1)"),

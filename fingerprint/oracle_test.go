@@ -2,6 +2,7 @@ package fingerprint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -156,6 +157,27 @@ func TestWalkMatchesGJSON(t *testing.T) {
 		}
 		if diff := cmp.Diff(fmt.Sprint(wantIntent, wantAbsent), fmt.Sprint(gotIntent, got.Absent)); diff != "" {
 			t.Fatalf("paths %q on %s: walk differs from gjson (-want +got):\n%s", intent, canon, diff)
+		}
+	}
+}
+
+// TestReviewedPathsAndDuplicates pins review findings: a decimal segment
+// with leading zeros, which gjson reads as another index, is rejected; one
+// field's entry never counts as a duplicate of another field's.
+func TestReviewedPathsAndDuplicates(t *testing.T) {
+	if _, err := Compile(Spec{Intent: []string{"a.01"}}); !errors.Is(err, ErrInvalidPath) {
+		t.Errorf(`Compile(intent "a.01") = %v, want ErrInvalidPath`, err)
+	}
+	if _, err := Compile(Spec{Intent: []string{`a.\01`}}); err != nil {
+		t.Errorf(`Compile(intent "a.\01") = %v, want a member path`, err)
+	}
+	for _, s := range []Spec{
+		{Intent: []string{"ignore:x"}, Ignore: []string{"x"}},
+		{Intent: []string{"header:x-a"}, Headers: []string{"X-A"}},
+		{Intent: []string{"query:q"}, Query: []string{"q"}},
+	} {
+		if _, err := Compile(s); err != nil {
+			t.Errorf("Compile(%+v) = %v, want no error", s, err)
 		}
 	}
 }

@@ -96,7 +96,7 @@ func Compile(s Spec) (*Fingerprinter, error) {
 		return nil, specErr("/numbers", ErrInvalidSpec, `unknown number mode `+strconv.Quote(s.Numbers)+` (want "exact" or "jcs")`)
 	}
 
-	seen := map[string]bool{}
+	seen := map[[2]string]bool{} // {field, entry}
 	for i, text := range s.Intent {
 		ptr := "/intent/" + strconv.Itoa(i)
 		p, err := parsePath(ptr, text)
@@ -106,10 +106,10 @@ func Compile(s Spec) (*Fingerprinter, error) {
 		if p.segs[len(p.segs)-1].all {
 			return nil, specErr(ptr, ErrInvalidPath, strconv.Quote(text)+` ends in "#", which gjson reads as a count; name the array itself instead`)
 		}
-		if seen[text] {
+		if seen[[2]string{"intent", text}] {
 			return nil, specErr(ptr, ErrInvalidSpec, "duplicate intent path "+strconv.Quote(text))
 		}
-		seen[text] = true
+		seen[[2]string{"intent", text}] = true
 		f.intent = append(f.intent, p)
 	}
 
@@ -122,10 +122,10 @@ func Compile(s Spec) (*Fingerprinter, error) {
 		if last := p.segs[len(p.segs)-1]; last.all || last.index >= 0 && len(p.segs) > 1 {
 			return nil, specErr(ptr, ErrInvalidPath, strconv.Quote(text)+` ends in "#" or an index; ignore a member, not array elements (write a member named like a number as "\1")`)
 		}
-		if seen["ignore:"+text] {
+		if seen[[2]string{"ignore", text}] {
 			return nil, specErr(ptr, ErrInvalidSpec, "duplicate ignore entry "+strconv.Quote(text))
 		}
-		seen["ignore:"+text] = true
+		seen[[2]string{"ignore", text}] = true
 		if len(p.segs) == 1 {
 			f.ignoreNames = append(f.ignoreNames, p.segs[0].name)
 			continue
@@ -142,10 +142,10 @@ func Compile(s Spec) (*Fingerprinter, error) {
 		if err != nil {
 			return nil, err
 		}
-		if seen["required:"+text] {
+		if seen[[2]string{"required", text}] {
 			return nil, specErr(ptr, ErrInvalidSpec, "duplicate required path "+strconv.Quote(text))
 		}
-		seen["required:"+text] = true
+		seen[[2]string{"required", text}] = true
 		if len(s.Intent) == 0 {
 			if p.segs[len(p.segs)-1].all {
 				return nil, specErr(ptr, ErrInvalidPath, strconv.Quote(text)+` ends in "#"; name the array itself instead`)
@@ -183,10 +183,10 @@ func Compile(s Spec) (*Fingerprinter, error) {
 			return nil, specErr(ptr, ErrInvalidSpec, "header name "+strconv.Quote(name)+" is not an HTTP token")
 		}
 		lower := strings.ToLower(name)
-		if seen["header:"+lower] {
+		if seen[[2]string{"header", lower}] {
 			return nil, specErr(ptr, ErrInvalidSpec, "duplicate header "+strconv.Quote(name)+" (names are case-insensitive)")
 		}
-		seen["header:"+lower] = true
+		seen[[2]string{"header", lower}] = true
 		f.headers = append(f.headers, header{lower: lower})
 		f.host = f.host || lower == "host"
 	}
@@ -195,10 +195,10 @@ func Compile(s Spec) (*Fingerprinter, error) {
 		if name == "" || !utf8.ValidString(name) {
 			return nil, specErr(ptr, ErrInvalidSpec, "query parameter name "+strconv.Quote(name)+" is empty or not UTF-8")
 		}
-		if seen["query:"+name] {
+		if seen[[2]string{"query", name}] {
 			return nil, specErr(ptr, ErrInvalidSpec, "duplicate query parameter "+strconv.Quote(name))
 		}
-		seen["query:"+name] = true
+		seen[[2]string{"query", name}] = true
 		f.query = append(f.query, name)
 	}
 
@@ -357,6 +357,9 @@ func parsePath(ptr, text string) (path, error) {
 			seg.name = string(esc[1 : len(esc)-1])
 			if n, err := strconv.Atoi(key); err == nil && n >= 0 && strconv.Itoa(n) == key {
 				seg.index = n
+			} else if strings.Trim(key, "0123456789") == "" {
+				// gjson reads "01" as index 1; one spelling per index.
+				return bad("segment " + strconv.Quote(key) + " is not a canonical index: write it without leading zeros, or escape it (\\" + key + ") to name a member")
 			}
 		}
 		p.segs = append(p.segs, seg)
