@@ -137,9 +137,14 @@ func (p pattern) below(path []step) bool {
 	return true
 }
 
-// escapeSegment escapes the characters that the path syntax gives a meaning.
+// escapeSegment escapes the characters that the path syntax gives a meaning,
+// and a name of digits that is not a canonical index ("01"), which the path
+// syntax rejects unescaped.
 func escapeSegment(name string) string {
 	var b strings.Builder
+	if n, err := strconv.Atoi(name); name != "" && strings.Trim(name, "0123456789") == "" && (err != nil || strconv.Itoa(n) != name) {
+		b.WriteByte('\\')
+	}
 	for _, c := range name {
 		if strings.ContainsRune(`\.*?|#@[{!`, c) {
 			b.WriteByte('\\')
