@@ -298,6 +298,22 @@ type pairTest struct {
 	a, b   Request
 }
 
+// sums compiles the pair's spec and returns the fingerprints and intent
+// documents of a and b.
+func (tt pairTest) sums(t *testing.T) (fa, fb fingerprint.Fingerprint, da, db []byte) {
+	t.Helper()
+	f := compile(t, tt.spec)
+	fa, da, err := sum(f, tt.a)
+	if err != nil {
+		t.Fatalf("Sum(a): %v", err)
+	}
+	fb, db, err = sum(f, tt.b)
+	if err != nil {
+		t.Fatalf("Sum(b): %v", err)
+	}
+	return fa, fb, da, db
+}
+
 func TestRetryStability(t *testing.T) {
 	h := func(kv ...string) http.Header {
 		hdr := http.Header{}
@@ -408,15 +424,7 @@ func TestRetryStability(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := compile(t, tt.spec)
-			fa, da, err := sum(f, tt.a)
-			if err != nil {
-				t.Fatalf("Sum(a): %v", err)
-			}
-			fb, db, err := sum(f, tt.b)
-			if err != nil {
-				t.Fatalf("Sum(b): %v", err)
-			}
+			fa, fb, da, db := tt.sums(t)
 			if fa != fb {
 				t.Errorf("fingerprints differ (%s):\n a: %s\n b: %s\nintent mismatch (-a +b):\n%s", tt.reason, fa, fb, cmp.Diff(string(da), string(db)))
 			}
@@ -539,15 +547,7 @@ func TestSensitivity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := compile(t, tt.spec)
-			fa, da, err := sum(f, tt.a)
-			if err != nil {
-				t.Fatalf("Sum(a): %v", err)
-			}
-			fb, db, err := sum(f, tt.b)
-			if err != nil {
-				t.Fatalf("Sum(b): %v", err)
-			}
+			fa, fb, da, db := tt.sums(t)
 			if fa == fb {
 				t.Errorf("fingerprints are equal (%s): %s\n a: %s\n b: %s", tt.reason, fa, da, db)
 			}
