@@ -3,7 +3,6 @@ package policy
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/idemprint/idemprint/fingerprint"
@@ -593,11 +592,8 @@ func (r *Rule) replayHeader(stored http.Header) http.Header {
 // rule: for its method), and ErrStatus when the status is not a final one
 // (200 to 599).
 func (r *Rule) Complete(res *Record, resp Response, now time.Time) (Record, error) {
-	if res == nil || res.State != StateInFlight {
-		return Record{}, errorf(ErrNotInFlight, "policy: only an in-flight reservation can be completed")
-	}
-	if r.endpoint != "" && res.Route != r.endpoint || r.endpoint == "" && !strings.HasPrefix(res.Route, r.method+" ") {
-		return Record{}, errorf(ErrForeignRecord, "policy: the reservation was made for %s, not by the rule for %s", res.Route, r.route)
+	if err := r.checkReservation(res); err != nil {
+		return Record{}, err
 	}
 	if resp.Status < 200 || resp.Status > 599 {
 		return Record{}, errorf(ErrStatus, "policy: invalid response status %d: want a final status, 200 to 599", resp.Status)

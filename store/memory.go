@@ -1,0 +1,477 @@
+package store
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"hash/maphash"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idemprint/idemprint/policy"
+)
+
+// MemoryOptions configures a [Memory] store. The zero value is a useful
+// default.
+type MemoryOptions struct {
+	// Shards is the number of independently locked parts the records are
+	// spread over; 0 means 64. Both storage keys of one request are always
+	// in the same shard.
+	Shards int
+	// MaxRecords bounds the number of records kept, in flight, completed
+	// or released; 0 means 1,048,576. When it is reached and no record's
+	// life has ended, new records are refused with [ErrFull]: a live or
+	// in-flight record is never evicted to make room.
+	MaxRecords int
+	// Clock is the store's clock; nil means time.Now. Leases and TTLs are
+	// judged by it. A test or a replay of a traffic log passes its own.
+	Clock func() time.Time
+}
+
+// Memory is a [Store] for one process, kept in its memory. Records whose
+// life has ended are removed as the store is used (a few per operation,
+// and all of a shard before anything is refused), so the memory held is
+// bounded by the records still alive.
+//
+// A Memory is safe for concurrent use. It shares nothing between
+// processes: two instances of a service need a shared store (redisstore,
+// pgstore) to exclude each other.
+type Memory struct {
+	shards  []shard
+	seed    maphash.Seed
+	max     int64
+	count   atomic.Int64
+	clock   func() time.Time
+	lastGen atomic.Uint64
+}
+
+type shard struct {
+	mu    sync.Mutex
+	recs  map[string]*entry
+	byEnd endHeap
+	_     [64]byte // keep shards' locks on separate cache lines
+}
+
+// entry is one stored record. rec is replaced, never modified, so that a
+// record handed to a caller stays as it was.
+type entry struct {
+	key string
+	rec *policy.Record
+	end time.Time // when the record's life ends
+	idx int       // in the shard's heap
+}
+
+// sweepPerOp is how many ended records an operation removes on its way,
+// so that sweeping keeps pace with writing without a goroutine.
+const sweepPerOp = 4
+
+// NewMemory returns an empty Memory store. It is an error wrapping
+// [ErrInvalid] when an option is negative.
+func NewMemory(opts MemoryOptions) (*Memory, error) {
+	if opts.Shards < 0 || opts.MaxRecords < 0 {
+		return nil, &Error{Op: "new", Kind: ErrInvalid}
+	}
+	n := opts.Shards
+	if n == 0 {
+		n = 64
+	}
+	m := &Memory{shards: make([]shard, n), seed: maphash.MakeSeed(), max: int64(opts.MaxRecords), clock: opts.Clock}
+	if m.max == 0 {
+		m.max = 1 << 20
+	}
+	if m.clock == nil {
+		m.clock = time.Now
+	}
+	for i := range m.shards {
+		m.shards[i].recs = make(map[string]*entry)
+	}
+	return m, nil
+}
+
+// now returns the store's time at the precision every store keeps.
+func (m *Memory) now() time.Time { return storeTime(m.clock()) }
+
+// storeTime drops what a backend cannot keep: the monotonic reading,
+// the location and nanoseconds below the microsecond.
+func storeTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Truncate(time.Microsecond).UTC()
+}
+
+// shardOf returns the shard of a storage key: that of its primary key, so
+// that a request's two keys share a lock.
+func (m *Memory) shardOf(storageKey string) *shard {
+	if p, ok := policy.PrimaryKey(storageKey); ok {
+		storageKey = p
+	}
+	return &m.shards[maphash.String(m.seed, storageKey)%uint64(len(m.shards))]
+}
+
+// Reserve implements [Store.Reserve].
+func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
+	key := r.Record.StorageKey
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, &Error{Op: "reserve", StorageKey: key, Kind: err}
+	}
+	if err := r.Validate(); err != nil {
+		return Outcome{}, err
+	}
+	sh := m.shardOf(key)
+	for attempt := 0; ; attempt++ {
+		now := m.now()
+		sh.mu.Lock()
+		sh.sweep(m, now, sweepPerOp)
+		p, n := sh.alive(key, now), sh.alive(r.NewIdentity, now)
+		if p != nil && p.rec.Binds(now) || n != nil && n.rec.Binds(now) {
+			out := Outcome{Now: now}
+			if p != nil {
+				out.Primary = p.rec
+			}
+			if n != nil {
+				out.NewIdentity = n.rec
+			}
+			sh.mu.Unlock()
+			return out, nil
+		}
+		if p == nil && !m.room(sh, now) {
+			sh.mu.Unlock()
+			if attempt == 0 && m.sweepAll(now) > 0 {
+				continue
+			}
+			return Outcome{}, &Error{Op: "reserve", StorageKey: key, Kind: ErrFull}
+		}
+		rec := r.Record
+		if p != nil {
+			rec.Generation = p.rec.Generation + 1
+		} else {
+			rec.Generation = m.firstGeneration(now)
+		}
+		rec.LeaseExpiry = now.Add(r.Lease)
+		rec.ExpiresAt = now.Add(r.TTL)
+		stored := sh.put(m, key, p, &rec)
+		sh.mu.Unlock()
+		return Outcome{Reserved: true, Record: *stored, Now: now}, nil
+	}
+}
+
+// firstGeneration returns the generation of a first record under a key:
+// the store's time in microseconds, or above every generation this store
+// ever wrote, whichever is higher, so that it is above every generation
+// an earlier record under the key reached, whatever the clock does.
+func (m *Memory) firstGeneration(now time.Time) uint64 {
+	g := uint64(max(now.UnixMicro(), 1))
+	for {
+		last := m.lastGen.Load()
+		if g <= last {
+			g = last + 1
+		}
+		if m.lastGen.CompareAndSwap(last, g) {
+			return g
+		}
+	}
+}
+
+// wrote notes that generation g was written.
+func (m *Memory) wrote(g uint64) {
+	for {
+		last := m.lastGen.Load()
+		if g <= last || m.lastGen.CompareAndSwap(last, g) {
+			return
+		}
+	}
+}
+
+// Write implements [Store.Write].
+func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) error {
+	key := rec.StorageKey
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: "write", StorageKey: key, Kind: err}
+	}
+	if err := ValidateWrite(&rec, guard); err != nil {
+		return err
+	}
+	sh := m.shardOf(key)
+	for attempt := 0; ; attempt++ {
+		now := m.now()
+		sh.mu.Lock()
+		sh.sweep(m, now, sweepPerOp)
+		cur := sh.alive(key, now)
+		var curGen uint64
+		if cur != nil {
+			curGen = cur.rec.Generation
+			if curGen == rec.Generation && sameRecord(cur.rec, &rec) {
+				sh.mu.Unlock()
+				return nil // a retried write that happened
+			}
+		}
+		if curGen != rec.Generation-1 || !sh.guardHolds(guard, now) {
+			sh.mu.Unlock()
+			return &Error{Op: "write", StorageKey: key, Kind: ErrConflict}
+		}
+		if cur == nil && !m.room(sh, now) {
+			sh.mu.Unlock()
+			if attempt == 0 && m.sweepAll(now) > 0 {
+				continue
+			}
+			return &Error{Op: "write", StorageKey: key, Kind: ErrFull}
+		}
+		sh.put(m, key, cur, &rec)
+		m.wrote(rec.Generation) // under the lock: a Delete and Reserve of key must see it
+		sh.mu.Unlock()
+		return nil
+	}
+}
+
+// Read implements [Store.Read].
+func (m *Memory) Read(ctx context.Context, storageKey string) (*policy.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Op: "read", StorageKey: storageKey, Kind: err}
+	}
+	now := m.now()
+	sh := m.shardOf(storageKey)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.alive(storageKey, now); e != nil {
+		return e.rec, nil
+	}
+	return nil, nil
+}
+
+// Delete implements [Store.Delete].
+func (m *Memory) Delete(ctx context.Context, storageKey string) error {
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: "delete", StorageKey: storageKey, Kind: err}
+	}
+	now := m.now()
+	sh := m.shardOf(storageKey)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.alive(storageKey, now)
+	if e == nil {
+		return &Error{Op: "delete", StorageKey: storageKey, Kind: ErrNotFound}
+	}
+	sh.remove(m, e)
+	return nil
+}
+
+// Ping implements [Pinger]; a Memory store always answers.
+func (m *Memory) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: "ping", Kind: err}
+	}
+	return nil
+}
+
+// Sweep implements [Sweeper]. Sweeping also happens as the store is used;
+// calling Sweep only returns memory sooner.
+func (m *Memory) Sweep(ctx context.Context, limit int) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, &Error{Op: "sweep", Kind: err}
+	}
+	now := m.now()
+	n := 0
+	for i := range m.shards {
+		if n >= limit {
+			break
+		}
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		n += sh.sweep(m, now, limit-n)
+		sh.mu.Unlock()
+	}
+	return n, nil
+}
+
+// PurgeTenant implements [TenantPurger].
+func (m *Memory) PurgeTenant(ctx context.Context, tenant string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, &Error{Op: "purge", Kind: err}
+	}
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		for _, e := range sh.recs {
+			if e.rec.Tenant == tenant {
+				sh.remove(m, e)
+				n++
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n, nil
+}
+
+// Len returns the number of records held, including those whose life has
+// ended but that are not swept yet.
+func (m *Memory) Len() int { return int(m.count.Load()) }
+
+// room reports whether a new record fits, sweeping sh first when the
+// store is full. The caller holds sh.mu.
+func (m *Memory) room(sh *shard, now time.Time) bool {
+	if m.count.Load() < m.max {
+		return true
+	}
+	sh.sweep(m, now, -1)
+	return m.count.Load() < m.max
+}
+
+// sweepAll sweeps every shard and returns how many records it removed.
+// The caller holds no shard's lock.
+func (m *Memory) sweepAll(now time.Time) int {
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		n += sh.sweep(m, now, -1)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// alive returns the entry under key when its record's life has not ended
+// at now; an ended one is removed. The caller holds sh.mu.
+func (sh *shard) alive(key string, now time.Time) *entry {
+	if key == "" {
+		return nil
+	}
+	e := sh.recs[key]
+	if e == nil {
+		return nil
+	}
+	if !now.Before(e.end) {
+		return nil
+	}
+	return e
+}
+
+// put stores a copy of rec under key, replacing cur (nil for none), and
+// returns the stored record. The caller holds sh.mu.
+func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) *policy.Record {
+	stored := copyRecord(rec)
+	end := lifeEnd(stored)
+	if cur == nil {
+		if old := sh.recs[key]; old != nil { // ended, not swept yet
+			sh.remove(m, old)
+		}
+		e := &entry{key: key, rec: stored, end: end}
+		sh.recs[key] = e
+		heap.Push(&sh.byEnd, e)
+		m.count.Add(1)
+		return stored
+	}
+	cur.rec, cur.end = stored, end
+	heap.Fix(&sh.byEnd, cur.idx)
+	return stored
+}
+
+func (sh *shard) remove(m *Memory, e *entry) {
+	heap.Remove(&sh.byEnd, e.idx)
+	delete(sh.recs, e.key)
+	m.count.Add(-1)
+}
+
+// sweep removes up to limit records whose life ended by now (limit < 0:
+// all of them) and returns how many. The caller holds sh.mu.
+func (sh *shard) sweep(m *Memory, now time.Time, limit int) int {
+	n := 0
+	for len(sh.byEnd) > 0 && n != limit && !now.Before(sh.byEnd[0].end) {
+		sh.remove(m, sh.byEnd[0])
+		n++
+	}
+	return n
+}
+
+// guardHolds reports whether g holds at now. The caller holds sh.mu.
+func (sh *shard) guardHolds(g Guard, now time.Time) bool {
+	if g.StorageKey == "" {
+		return true
+	}
+	e := sh.alive(g.StorageKey, now)
+	binds := e != nil && e.rec.Binds(now)
+	if g.Generation == 0 {
+		return !binds
+	}
+	return binds && e.rec.Generation == g.Generation
+}
+
+// lifeEnd returns when a record's life ends: when it stops binding, and
+// for a released record the end of its TTL, so that its generation goes
+// on counting while a late holder might still write.
+func lifeEnd(rec *policy.Record) time.Time {
+	if rec.LeaseExpiry.After(rec.ExpiresAt) {
+		return rec.LeaseExpiry
+	}
+	return rec.ExpiresAt
+}
+
+// copyRecord returns a copy of rec that shares no memory with it, with
+// times at the store's precision.
+func copyRecord(rec *policy.Record) *policy.Record {
+	c := *rec
+	c.LeaseExpiry = storeTime(c.LeaseExpiry)
+	c.ExpiresAt = storeTime(c.ExpiresAt)
+	c.Intent = bytes.Clone(rec.Intent)
+	c.Body = bytes.Clone(rec.Body)
+	if rec.Header != nil {
+		c.Header = make(http.Header, len(rec.Header))
+		for k, v := range rec.Header {
+			if len(v) > 0 {
+				c.Header[k] = slices.Clone(v)
+			}
+		}
+	}
+	return &c
+}
+
+// sameRecord reports whether a stored record equals rec, as a retried
+// write finds it.
+func sameRecord(stored, rec *policy.Record) bool {
+	return stored.Generation == rec.Generation && stored.State == rec.State &&
+		stored.LeaseExpiry.Equal(storeTime(rec.LeaseExpiry)) && stored.ExpiresAt.Equal(storeTime(rec.ExpiresAt)) &&
+		stored.Tenant == rec.Tenant && stored.Key == rec.Key && stored.Route == rec.Route &&
+		stored.Fingerprint == rec.Fingerprint && stored.SpecDigest == rec.SpecDigest &&
+		bytes.Equal(stored.Intent, rec.Intent) && (stored.Intent == nil) == (rec.Intent == nil) &&
+		stored.Status == rec.Status && bytes.Equal(stored.Body, rec.Body) && sameHeader(stored.Header, rec.Header)
+}
+
+func sameHeader(a, b http.Header) bool {
+	n := 0
+	for k, v := range b {
+		if len(v) == 0 {
+			continue
+		}
+		n++
+		if !slices.Equal(a[k], v) {
+			return false
+		}
+	}
+	return n == len(a)
+}
+
+// endHeap orders entries by the end of their life.
+type endHeap []*entry
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i].end.Before(h[j].end) }
+func (h endHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *endHeap) Push(x any) {
+	e := x.(*entry)
+	e.idx = len(*h)
+	*h = append(*h, e)
+}
+func (h *endHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}
