@@ -43,7 +43,9 @@ func (r *Reservation) Validate() error {
 // unknown, or the guard's key is not the other key of the same request.
 // Backends call it first.
 func ValidateWrite(rec *policy.Record, guard Guard) error {
-	bad := func(err error) error { return &Error{Op: "write", StorageKey: rec.StorageKey, Kind: ErrInvalid, Err: err} }
+	bad := func(err error) error {
+		return &Error{Op: "write", StorageKey: rec.StorageKey, Kind: ErrInvalid, Err: err}
+	}
 	switch {
 	case !isStorageKey(rec.StorageKey):
 		return bad(errStorageKey)
