@@ -24,6 +24,19 @@ type Claim struct {
 	Now time.Time
 	// Calls is how many operations (round trips) Acquire made on the store.
 	Calls int
+
+	at time.Time // this process's (monotonic) time when Now was read
+}
+
+// StoreTime returns the store's time now, without asking the store: Now
+// plus the time elapsed since, on this process's monotonic clock, which
+// no change of its wall clock affects. Use it for the times written
+// later: a completion's expiry, a renewed lease.
+func (c *Claim) StoreTime() time.Time {
+	if c.Now.IsZero() {
+		return time.Time{}
+	}
+	return c.Now.Add(time.Since(c.at))
 }
 
 // maxAttempts bounds how often [Acquire] decides again after losing a
@@ -66,7 +79,7 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 		if err != nil {
 			return c, err
 		}
-		c.Now = out.Now
+		c.Now, c.at = out.Now, time.Now()
 		if out.Reserved {
 			d.Reserve = &out.Record
 			c.Decision, c.Record = d, out.Record
