@@ -32,6 +32,11 @@ const (
 	// the rule's on_mismatch, a key never names operations of two endpoints
 	// (422, or the rule's mismatch status).
 	TypeOtherRoute = ProblemBase + "idempotency-key-other-route"
+	// TypeResponseNotKept: the first request with the key was executed, but
+	// its response could not be kept for replay (too large, or the
+	// connection was taken over); it is not executed again (409, no
+	// Retry-After). See [Rule.CompleteWithoutResponse].
+	TypeResponseNotKept = ProblemBase + "idempotency-response-not-kept"
 )
 
 // ProblemDetails is an RFC 9457 problem: the body of a rejection.
@@ -187,6 +192,23 @@ func DiffLabel(d fingerprint.Difference) string {
 		return d.Part + " " + d.Path
 	}
 	return d.Part
+}
+
+func problemResponseNotKept(status int, size int64) *ProblemDetails {
+	what := "its response"
+	if status != 0 {
+		what = "it answered " + strconv.Itoa(status) + ", but its response"
+	}
+	why := "could not be kept"
+	if size > 0 {
+		why = "(" + strconv.FormatInt(size, 10) + " bytes or more) was too large to keep"
+	}
+	return &ProblemDetails{
+		Type:   TypeResponseNotKept,
+		Title:  "Response of the request with this idempotency key not kept",
+		Status: http.StatusConflict,
+		Detail: "The request first sent with this key was executed: " + what + " " + why + " for replay. It is not executed again.",
+	}
 }
 
 func upperFirst(s string) string {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"net/http"
 	"strings"
 	"time"
 )
@@ -43,6 +44,41 @@ func (r *Rule) Release(res *Record) (Record, error) {
 	next.State = StateNone
 	next.Intent = nil
 	next.LeaseExpiry = time.Time{}
+	return next, nil
+}
+
+// CompleteWithoutResponse returns the record that completes the
+// reservation res when its handler executed but its response cannot be
+// kept for replay: it was larger than the caller keeps (size is the size
+// seen, or 0 when unknown), or the handler took over the connection
+// (status 0: no response was seen). A status the rule caches, or status 0,
+// gives a completed record whose replay is a 409 problem of type
+// [TypeResponseNotKept]: a retry is told that the request executed, and
+// never executes it again. Skipping the record instead would let the
+// retry repeat the side effect; keeping a truncated body would replay a
+// response that was never sent. Any other status releases the
+// reservation, as [Rule.Complete] does, since a retry may execute again.
+// Write it conditionally, like a completion. It is an error wrapping
+// ErrNotInFlight, ErrForeignRecord or ErrStatus (a status other than 0
+// and 200 to 599), as for Complete.
+func (r *Rule) CompleteWithoutResponse(res *Record, status int, size int64, now time.Time) (Record, error) {
+	if status != 0 && (status < 200 || status > 599) {
+		return Record{}, errorf(ErrStatus, "policy: invalid response status %d: want a final status, 200 to 599, or 0 for none seen", status)
+	}
+	if status != 0 && !r.cache.has(status) {
+		return r.Complete(res, Response{Status: status}, now)
+	}
+	if err := r.checkReservation(res); err != nil {
+		return Record{}, err
+	}
+	p := problemResponseNotKept(status, size)
+	next := *res
+	next.Generation++
+	next.State = StateCompleted
+	next.Status = p.Status
+	next.Header = http.Header{"Content-Type": {"application/problem+json"}}
+	next.Body = p.AppendJSON(nil)
+	next.ExpiresAt = now.Add(r.ttl)
 	return next, nil
 }
 
