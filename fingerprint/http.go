@@ -23,7 +23,11 @@ import (
 // modified. r.URL must not be nil, as it never is for a request a server
 // receives or [http.NewRequest] builds.
 func (f *Fingerprinter) HTTPRequest(r *http.Request, body []byte) (Request, error) {
-	query, err := url.ParseQuery(r.URL.RawQuery)
+	var query url.Values
+	var err error
+	if r.URL.RawQuery != "" {
+		query, err = url.ParseQuery(r.URL.RawQuery)
+	}
 	if err != nil && len(f.query) > 0 {
 		return Request{}, &RequestError{Part: "query", Err: &detail{ErrInvalidRequest, err.Error()}}
 	}

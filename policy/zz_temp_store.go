@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"strconv"
 	"strings"
 	"time"
 )
@@ -11,34 +10,47 @@ import (
 // Binds reports whether rec still binds its key at now.
 func (rec *Record) Binds(now time.Time) bool { return binds(rec, now) }
 
-// PrimaryKey returns the primary storage key a storage key belongs to.
+// PrimaryKey returns the primary storage key a storage key belongs to:
+// its first three components, which are a prefix of it. It does not
+// allocate.
 func PrimaryKey(sk string) (string, bool) {
-	s, ok := strings.CutPrefix(sk, storageKeyPrefix)
+	rest, ok := strings.CutPrefix(sk, storageKeyPrefix)
 	if !ok {
 		return "", false
 	}
-	var comps []string
-	for s != "" {
-		if s[0] != ':' {
+	n, end := 0, 0
+	for rest != "" {
+		if rest[0] != ':' {
 			return "", false
 		}
-		s = s[1:]
-		i := strings.IndexByte(s, ':')
-		if i <= 0 {
+		i := strings.IndexByte(rest[1:], ':')
+		if i <= 0 || (i > 1 && rest[1] == '0') {
 			return "", false
 		}
-		n, err := strconv.Atoi(s[:i])
-		if err != nil || n < 0 || n > len(s)-i-1 || strconv.Itoa(n) != s[:i] {
+		size := 0
+		for _, c := range rest[1 : 1+i] {
+			if c < '0' || c > '9' || size > len(rest) {
+				return "", false
+			}
+			size = size*10 + int(c-'0')
+		}
+		if size > len(rest)-2-i {
 			return "", false
 		}
-		comps = append(comps, s[i+1:i+1+n])
-		s = s[i+1+n:]
+		rest = rest[2+i+size:]
+		n++
+		if n == 3 {
+			end = len(sk) - len(rest)
+		}
 	}
-	switch len(comps) {
+	switch n {
 	case 3:
 		return sk, true
 	case 5:
-		return storageKey(comps[0], comps[1], comps[2]), true
+		return sk[:end], true
 	}
 	return "", false
 }
+
+// Wait is the harden branch's; 0 until merged.
+func (r *Rule) Wait() time.Duration { return 0 }

@@ -1,0 +1,119 @@
+package idemhttp
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// capture is the ResponseWriter an executing handler writes to: it passes
+// everything on to the client and keeps a copy, up to a limit, for the
+// record. Streaming keeps working: Flush flushes, and
+// [http.ResponseController] reaches the client's writer through Unwrap.
+//
+// A write the client cannot take (it disconnected) is still kept and
+// reported to the handler as done, so that the handler finishes its
+// answer and the complete response is stored: the retry that follows the
+// disconnect replays it instead of executing again.
+type capture struct {
+	w        http.ResponseWriter
+	limit    int64
+	status   int         // the final status, 0 until written
+	header   http.Header // the header sent with it
+	body     []byte
+	size     int64 // bytes written by the handler
+	overflow bool  // size > limit: body is not the whole response
+	hijacked bool
+	clientOK bool // writes reach the client
+}
+
+var capturePool = sync.Pool{New: func() any { return new(capture) }}
+
+// maxPooledBody keeps a pooled capture from pinning a large buffer.
+const maxPooledBody = 64 << 10
+
+func newCapture(w http.ResponseWriter, limit int64) *capture {
+	c := capturePool.Get().(*capture)
+	*c = capture{w: w, limit: limit, body: c.body[:0], clientOK: true}
+	return c
+}
+
+func (c *capture) free() {
+	if cap(c.body) > maxPooledBody {
+		c.body = nil
+	}
+	*c = capture{body: c.body[:0]}
+	capturePool.Put(c)
+}
+
+// Header returns the client's header map, as the handler expects.
+func (c *capture) Header() http.Header { return c.w.Header() }
+
+// WriteHeader sends the status; an informational one (1xx) is passed on
+// and is not the response's.
+func (c *capture) WriteHeader(status int) {
+	if c.status != 0 || c.hijacked {
+		return // as net/http: only the first final status counts
+	}
+	c.w.WriteHeader(status)
+	if status >= 100 && status < 200 {
+		return
+	}
+	c.status = status
+	c.header = c.w.Header().Clone()
+}
+
+// Write keeps p and passes it on.
+func (c *capture) Write(p []byte) (int, error) {
+	if c.hijacked {
+		return 0, http.ErrHijacked
+	}
+	if c.status == 0 {
+		c.WriteHeader(http.StatusOK)
+	}
+	c.size += int64(len(p))
+	switch {
+	case c.overflow:
+	case c.size > c.limit:
+		c.overflow = true
+		c.body = c.body[:0]
+	default:
+		c.body = append(c.body, p...)
+	}
+	if c.clientOK {
+		if _, err := c.w.Write(p); err != nil {
+			c.clientOK = false
+		}
+	}
+	return len(p), nil
+}
+
+// Flush sends what was written so far.
+func (c *capture) Flush() { c.FlushError() }
+
+// FlushError sends what was written so far; [http.ResponseController]
+// calls it.
+func (c *capture) FlushError() error {
+	if c.status == 0 {
+		c.WriteHeader(http.StatusOK)
+	}
+	if !c.clientOK {
+		return nil
+	}
+	return http.NewResponseController(c.w).Flush()
+}
+
+// Hijack hands the connection to the handler. The middleware then knows
+// nothing of the response: the request is completed as executed, with its
+// response not kept, so that a retry is told so and never executes again.
+func (c *capture) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(c.w).Hijack()
+	if err == nil {
+		c.hijacked = true
+	}
+	return conn, rw, err
+}
+
+// Unwrap returns the client's ResponseWriter, for [http.ResponseController].
+func (c *capture) Unwrap() http.ResponseWriter { return c.w }

@@ -1,0 +1,164 @@
+package idemhttp_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/idemprint/idemprint/idemhttp"
+	"github.com/idemprint/idemprint/policy"
+)
+
+const firstPayment = `{"orderId":"ord_8842","amountCents":1000,"currency":"EUR","traceId":"t-1"}`
+
+// The scenario this project exists for, on every backend.
+func TestPaymentScenario(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			a := newApp(t, b.new(t), paymentsPolicy, idemhttp.Options{})
+			first := a.send("acme", "abc-123", firstPayment)
+			if first.Code != 201 {
+				t.Fatalf("first request: %d %s, want 201", first.Code, first.Body)
+			}
+			if ev := a.lastEvent(); ev.Outcome != idemhttp.Stored || ev.Action != policy.Execute || ev.StoreCalls != 2 {
+				t.Errorf("first request event = %v %v in %d store calls, want stored execute in 2", ev.Outcome, ev.Action, ev.StoreCalls)
+			}
+
+			// The same payment, re-spelled: members reordered, 1000.0, escapes,
+			// whitespace and a new trace ID.
+			retry := a.send("acme", "abc-123", "{ \"currency\" : \"\\u0045UR\", \"traceId\": \"t-2\",\n \"amountCents\": 1000.0, \"orderId\":\"ord_8842\" }")
+			if retry.Code != 201 || retry.Body.String() != first.Body.String() {
+				t.Errorf("retry = %d %s, want the first answer replayed byte for byte: 201 %s", retry.Code, retry.Body, first.Body)
+			}
+			if got := retry.Header().Get("Idempotent-Replayed"); got != "true" {
+				t.Errorf("retry's Idempotent-Replayed = %q, want true", got)
+			}
+			if diff := cmp.Diff(first.Header()["Link"], retry.Header()["Link"]); diff != "" {
+				t.Errorf("multi-valued header replayed differently (-first +retry):\n%s", diff)
+			}
+			if got, want := retry.Header().Get("Location"), first.Header().Get("Location"); got != want {
+				t.Errorf("replayed Location = %q, want %q", got, want)
+			}
+			if ev := a.lastEvent(); ev.Outcome != idemhttp.Replayed || ev.StoreCalls != 1 {
+				t.Errorf("retry event = %v in %d store calls, want replayed in 1", ev.Outcome, ev.StoreCalls)
+			}
+
+			// The same key for 10,000 EUR: rejected, naming the field.
+			reuse := a.send("acme", "abc-123", `{"orderId":"ord_8842","amountCents":1000000,"currency":"EUR","traceId":"t-3"}`)
+			if reuse.Code != 422 {
+				t.Fatalf("key reuse = %d %s, want 422", reuse.Code, reuse.Body)
+			}
+			p := problemOf(t, reuse)
+			if p["type"] != policy.TypeKeyReuse || !strings.Contains(reuse.Body.String(), `"amountCents"`) {
+				t.Errorf("key reuse problem = %s, want type %s naming amountCents", reuse.Body, policy.TypeKeyReuse)
+			}
+
+			// The same key from another tenant is another operation.
+			other := a.send("globex", "abc-123", firstPayment)
+			if other.Code != 201 || other.Body.String() == first.Body.String() {
+				t.Errorf("another tenant's request = %d %s, want its own execution", other.Code, other.Body)
+			}
+			if n := a.executions("acme", "abc-123"); n != 1 {
+				t.Errorf("acme's payment executed %d times, want 1", n)
+			}
+			if n := a.executions("globex", "abc-123"); n != 1 {
+				t.Errorf("globex's payment executed %d times, want 1", n)
+			}
+		})
+	}
+}
+
+// Only what the rule caches is stored: a 500 stays retryable, a declared
+// 4xx is replayed, an excluded 429 is not.
+func TestCachedStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		status    int
+		wantExecs int
+		outcome   idemhttp.Outcome
+	}{
+		{500, 2, idemhttp.Released},
+		{503, 2, idemhttp.Released},
+		{429, 2, idemhttp.Released},
+		{402, 1, idemhttp.Stored},
+		{201, 1, idemhttp.Stored},
+	} {
+		t.Run(http.StatusText(tc.status), func(t *testing.T) {
+			a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
+			a.respond = func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				w.Write([]byte(`{"status":` + http.StatusText(tc.status) + `}`))
+			}
+			first := a.send("acme", "k", firstPayment)
+			if ev := a.lastEvent(); ev.Outcome != tc.outcome || ev.Status != tc.status {
+				t.Errorf("first event = %v %d, want %v %d", ev.Outcome, ev.Status, tc.outcome, tc.status)
+			}
+			second := a.send("acme", "k", firstPayment)
+			if second.Code != tc.status || second.Body.String() != first.Body.String() {
+				t.Errorf("second answer = %d %s, want %d %s", second.Code, second.Body, tc.status, first.Body)
+			}
+			if n := a.executions("acme", "k"); n != tc.wantExecs {
+				t.Errorf("executed %d times, want %d", n, tc.wantExecs)
+			}
+		})
+	}
+}
+
+// 64 concurrent duplicates of one request: the handler runs exactly once,
+// every other answer is a replay or a 409 with Retry-After.
+func TestConcurrentDuplicates(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			a := newApp(t, b.new(t), paymentsPolicy, idemhttp.Options{})
+			release := make(chan struct{})
+			a.respond = func(w http.ResponseWriter, r *http.Request) {
+				<-release // hold the reservation while the others arrive
+				w.WriteHeader(201)
+				w.Write([]byte(`{"id":"pay_1"}`))
+			}
+			const n = 64
+			answers := make([]*httptest.ResponseRecorder, n)
+			var wg sync.WaitGroup
+			var arrived sync.WaitGroup
+			arrived.Add(n - 1)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					answers[i] = a.send("acme", "dup", firstPayment)
+					if answers[i].Code == 409 {
+						arrived.Done()
+					}
+				}()
+			}
+			go func() { arrived.Wait(); close(release) }()
+			wg.Wait()
+			if got := a.executions("acme", "dup"); got != 1 {
+				t.Fatalf("the handler ran %d times for 64 duplicates, want once", got)
+			}
+			created, conflicts := 0, 0
+			for _, w := range answers {
+				switch w.Code {
+				case 201:
+					created++
+				case 409:
+					conflicts++
+					if w.Header().Get("Retry-After") == "" || problemOf(t, w)["type"] != policy.TypeInFlight {
+						t.Errorf("a 409 without Retry-After or of another type: %v %s", w.Header(), w.Body)
+					}
+				default:
+					t.Errorf("unexpected answer %d %s", w.Code, w.Body)
+				}
+			}
+			if created != 1 || conflicts != n-1 {
+				t.Errorf("%d created and %d conflicts, want 1 and %d", created, conflicts, n-1)
+			}
+			// Once complete, every duplicate replays.
+			if w := a.send("acme", "dup", firstPayment); w.Code != 201 || w.Header().Get("Idempotent-Replayed") != "true" {
+				t.Errorf("duplicate after completion = %d %v, want a replayed 201", w.Code, w.Header())
+			}
+		})
+	}
+}
