@@ -26,6 +26,8 @@ type capture struct {
 	overflow bool  // size > limit: body is not the whole response
 	hijacked bool
 	clientOK bool // writes reach the client
+
+	disposition disposition // what the handler said about its reservation
 }
 
 var capturePool = sync.Pool{New: func() any { return new(capture) }}

@@ -99,13 +99,16 @@ const (
 	// FailedOpen: the store failed and, as Options.FailOpen allows, the
 	// handler ran without idempotency.
 	FailedOpen
+	// Held: the handler said its outcome is unknown ([HoldReservation]):
+	// the reservation holds until its lease lapses.
+	Held
 )
 
 var outcomeNames = [...]string{
 	Stored: "stored", Released: "released", NotKept: "not-kept", Overtaken: "overtaken",
 	CompletionFailed: "completion-failed", Panicked: "panicked", Replayed: "replayed",
 	Rejected: "rejected", PassedThrough: "passed-through", Invalid: "invalid",
-	StoreFailed: "store-failed", FailedOpen: "failed-open",
+	StoreFailed: "store-failed", FailedOpen: "failed-open", Held: "held",
 }
 
 // String returns the outcome's name, such as "stored" or "replayed".

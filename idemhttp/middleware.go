@@ -318,6 +318,13 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 	var rec policy.Record
 	var err error
 	switch {
+	case cw.disposition == dispositionHold:
+		ev.Outcome = Held
+		m.log.LogAttrs(r.Context(), slog.LevelWarn, "idemhttp: the request's outcome is unknown; its reservation holds until its lease lapses",
+			slog.String("rule", rule.Pointer()), slog.Int("status", status))
+		return
+	case cw.disposition == dispositionRelease:
+		rec, err = rule.Release(&h.cur)
 	case cw.hijacked:
 		rec, err = rule.CompleteWithoutResponse(&h.cur, 0, 0, now)
 	case cw.overflow:
