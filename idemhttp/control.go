@@ -25,7 +25,10 @@ func ReleaseReservation(w http.ResponseWriter) bool {
 // charged the card): the reservation is neither completed nor released,
 // and holds until its lease lapses, so that a quick retry gets 409
 // instead of running beside a request that may still be executing. The
-// rule's lease is the knob: after it, a retry takes the key over.
+// rule's lease is the knob: after it, a retry takes the key over. The
+// reservation holds even when the handler then panics, as
+// net/http/httputil.ReverseProxy does with [http.ErrAbortHandler] when the
+// upstream breaks off in the middle of its response.
 func HoldReservation(w http.ResponseWriter) bool {
 	c := findCapture(w)
 	if c != nil {

@@ -61,6 +61,42 @@ func TestHoldReservation(t *testing.T) {
 	}
 }
 
+// A handler that holds its reservation and then aborts, as
+// httputil.ReverseProxy does when the upstream breaks off mid-response,
+// keeps holding it: the upstream may have executed.
+func TestHoldThenAbort(t *testing.T) {
+	a := newApp(t, memory(t), shortLease, idemhttp.Options{})
+	aborts := true
+	a.respond = func(w http.ResponseWriter, r *http.Request) {
+		if aborts {
+			w.WriteHeader(201)
+			w.Write([]byte(`{"id":`))
+			idemhttp.HoldReservation(w)
+			panic(http.ErrAbortHandler)
+		}
+		w.WriteHeader(201)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Errorf("recovered %v, want http.ErrAbortHandler to go on", p)
+			}
+		}()
+		a.send("acme", "k", firstPayment)
+	}()
+	if ev := a.lastEvent(); ev.Outcome != idemhttp.Held {
+		t.Fatalf("event outcome = %v, want held", ev.Outcome)
+	}
+	aborts = false
+	if w := a.send("acme", "k", firstPayment); w.Code != 409 || a.executions("acme", "k") != 1 {
+		t.Errorf("quick retry = %d after %d executions, want 409 after 1", w.Code, a.executions("acme", "k"))
+	}
+	time.Sleep(400 * time.Millisecond) // the 300 ms lease lapses
+	if w := a.send("acme", "k", firstPayment); w.Code != 201 || a.executions("acme", "k") != 2 {
+		t.Errorf("retry after the lease = %d after %d executions, want a takeover (201, 2)", w.Code, a.executions("acme", "k"))
+	}
+}
+
 // Outside the middleware the functions report false.
 func TestControlOutside(t *testing.T) {
 	w := httptest.NewRecorder()

@@ -41,7 +41,9 @@
 //     record that cannot be used (corrupt, contradicting its key) is a 500
 //     problem, failing open or not.
 //   - A panicking handler: its reservation is released, so a retry
-//     executes, and the panic goes on to the server's recovery.
+//     executes, and the panic goes on to the server's recovery; unless it
+//     called [HoldReservation] first (a proxy whose upstream broke off
+//     mid-response), when the reservation holds.
 //   - A client that disconnects while the handler runs: the handler's
 //     writes are still captured and reported to it as done, so it finishes
 //     its answer, and the record is completed under a context the

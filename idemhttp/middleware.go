@@ -294,6 +294,16 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 			return
 		}
 		h.stop()
+		if cw.disposition == dispositionHold {
+			// The handler said its outcome is unknown, then aborted (a
+			// proxy panics with http.ErrAbortHandler when the upstream
+			// breaks off mid-response): the upstream may have executed,
+			// so the reservation holds, as it would without the panic.
+			ev.Outcome, ev.Status = Held, cw.status
+			m.log.LogAttrs(r.Context(), slog.LevelWarn, "idemhttp: the request's outcome is unknown and its handler aborted; its reservation holds until its lease lapses",
+				slog.String("rule", rule.Pointer()), slog.Int("status", cw.status))
+			return
+		}
 		ev.Outcome, ev.Status = Panicked, cw.status
 		if rel, err := rule.Release(&h.cur); err == nil {
 			ev.Err = h.finish(rel)
