@@ -20,7 +20,8 @@ type capture struct {
 	w        http.ResponseWriter
 	limit    int64
 	status   int         // the final status, 0 until written
-	header   http.Header // the header sent with it
+	header   http.Header // the header sent with it: the client's map
+	late     http.Header // what Header returns once the status is written
 	body     []byte
 	size     int64 // bytes written by the handler
 	overflow bool  // size > limit: body is not the whole response
@@ -49,8 +50,19 @@ func (c *capture) free() {
 	capturePool.Put(c)
 }
 
-// Header returns the client's header map, as the handler expects.
-func (c *capture) Header() http.Header { return c.w.Header() }
+// Header returns the client's header map, as the handler expects. Once
+// the status is written, net/http ignores changes to that map, and so must
+// the record: a handler that asks for the header then gets a copy, so
+// that the map the record keeps is what the client got.
+func (c *capture) Header() http.Header {
+	if c.status != 0 && c.late == nil {
+		c.late = c.w.Header().Clone()
+	}
+	if c.late != nil {
+		return c.late
+	}
+	return c.w.Header()
+}
 
 // WriteHeader sends the status; an informational one (1xx) is passed on
 // and is not the response's.
@@ -63,7 +75,7 @@ func (c *capture) WriteHeader(status int) {
 		return
 	}
 	c.status = status
-	c.header = c.w.Header().Clone()
+	c.header = c.w.Header()
 }
 
 // Write keeps p and passes it on.

@@ -19,7 +19,7 @@ import (
 type holder struct {
 	m     *Middleware
 	rule  *policy.Rule
-	claim *store.Claim
+	claim store.Claim
 	ctx   context.Context // not canceled by the client leaving
 
 	mu        sync.Mutex
@@ -32,7 +32,12 @@ type holder struct {
 }
 
 func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, c *store.Claim) *holder {
-	h := &holder{m: m, rule: rule, claim: c, ctx: context.WithoutCancel(ctx), cur: c.Record}
+	if _, local := m.store.(*store.Memory); local {
+		ctx = context.Background() // an in-process store reads neither deadlines nor values
+	} else {
+		ctx = context.WithoutCancel(ctx)
+	}
+	h := &holder{m: m, rule: rule, claim: *c, ctx: ctx, cur: c.Record}
 	h.mu.Lock() // the first renewal must see the timer
 	h.timer = time.AfterFunc(rule.Lease()/3, h.renew)
 	h.mu.Unlock()
@@ -86,8 +91,12 @@ func (h *holder) stop() {
 // error wrapping store.ErrConflict when the reservation was taken over,
 // or the last store error.
 func (h *holder) finish(rec policy.Record) error {
-	ctx, cancel := context.WithTimeout(h.ctx, h.m.completionTimeout)
-	defer cancel()
+	ctx := h.ctx
+	if _, local := h.m.store.(*store.Memory); !local { // an in-process store never blocks
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(h.ctx, h.m.completionTimeout)
+		defer cancel()
+	}
 	backoff := 20 * time.Millisecond
 	for {
 		start := time.Now()

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,7 +47,8 @@ type Options struct {
 	Logger *slog.Logger
 	// OnDecision, when set, is called once for every request a rule
 	// governs, after it was answered, with what happened: for metrics. It
-	// is called from the request's goroutine and must not block.
+	// is called from the request's goroutine and must not block, nor keep
+	// the Event after it returns (copy what it needs).
 	OnDecision func(*Event)
 	// FailOpen, when true, runs the handler without idempotency when the
 	// store fails. The default, false, fails closed: the request is
@@ -155,6 +157,10 @@ func (m *Middleware) Stats() Stats {
 	return Stats{Executing: m.executing.Load(), Waiting: m.waiting.Load()}
 }
 
+// eventPool recycles the events reported to the hook, which must not keep
+// them.
+var eventPool = sync.Pool{New: func() any { return new(Event) }}
+
 // Wrap returns a handler that enforces the policy on next: the shape of
 // func(http.Handler) http.Handler. A request that no rule governs goes to
 // next untouched.
@@ -165,13 +171,16 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ev := Event{Rule: rule}
+		ev := eventPool.Get().(*Event)
+		*ev = Event{Rule: rule}
 		start := time.Now()
 		defer func() { // also when the handler panics
 			ev.Duration = time.Since(start)
-			m.report(r.Context(), &ev)
+			m.report(r.Context(), ev)
+			*ev = Event{}
+			eventPool.Put(ev)
 		}()
-		m.serve(w, r, next, rule, &ev)
+		m.serve(w, r, next, rule, ev)
 	})
 }
 

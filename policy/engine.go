@@ -111,6 +111,51 @@ type Request struct {
 	// record only when the rule stores intent, and compared with the stored
 	// one to list the fields a key-reuse rejection differs at.
 	Intent []byte
+
+	cache keyCache // where NewRequest found the records to be
+}
+
+// target is where a request's records are: its key's content, its
+// endpoint, and its two storage keys (newIdentity "" for a rule that
+// resolves nothing with "new").
+type target struct {
+	key, route, primary, newIdentity string
+}
+
+// keyCache keeps the target NewRequest computed for a request, with what
+// it was computed from, so that StorageKeys and Decide do not build the
+// same storage keys again; a request changed since is computed afresh.
+type keyCache struct {
+	rule         *Rule
+	tenant, path string
+	value        string // the key header's one value
+	fp           fingerprint.Fingerprint
+	target
+}
+
+// cached returns the cached target of req under r, if it is still req's.
+func (r *Rule) cached(req *Request) (target, bool) {
+	c := &req.cache
+	if c.rule != r || c.tenant != req.Tenant || c.path != req.Path || c.fp != req.Fingerprint || len(req.Key) != 1 || c.value != req.Key[0] {
+		return target{}, false
+	}
+	return c.target, true
+}
+
+// targetOf returns the target of req, whose key's content is key.
+func (r *Rule) targetOf(req *Request, key string) (target, error) {
+	route, err := r.routeOf(*req)
+	if err != nil {
+		return target{}, err
+	}
+	t := target{key: key, route: route, primary: r.primaryKey(req.Tenant, route, key)}
+	if r.resolvesNew() {
+		if req.Fingerprint.IsZero() {
+			return target{}, errNoFingerprint
+		}
+		t.newIdentity = r.newKey(req.Tenant, route, key, req.Fingerprint)
+	}
+	return t, nil
 }
 
 // NewRequest computes the Request for fr under r: the key header's values
@@ -134,6 +179,13 @@ func (r *Rule) NewRequest(tenant string, fr fingerprint.Request) (Request, error
 	if r.storeIntent {
 		if req.Intent, err = r.fp.AppendIntent(nil, fr); err != nil {
 			return Request{}, err
+		}
+	}
+	if tenant != "" {
+		if key, err := r.parseKey(req.Key); err == nil {
+			if t, err := r.targetOf(&req, key); err == nil {
+				req.cache = keyCache{rule: r, tenant: tenant, path: req.Path, value: req.Key[0], fp: req.Fingerprint, target: t}
+			}
 		}
 	}
 	return req, nil
@@ -283,22 +335,18 @@ func (r *Rule) StorageKeys(req Request) (primary, newIdentity string, err error)
 	if req.Tenant == "" {
 		return "", "", errNoTenant
 	}
+	if t, ok := r.cached(&req); ok {
+		return t.primary, t.newIdentity, nil
+	}
 	key, err := r.parseKey(req.Key)
 	if err != nil {
 		return "", "", err
 	}
-	route, err := r.routeOf(req)
+	t, err := r.targetOf(&req, key)
 	if err != nil {
 		return "", "", err
 	}
-	primary = r.primaryKey(req.Tenant, route, key)
-	if r.resolvesNew() {
-		if req.Fingerprint.IsZero() {
-			return "", "", errNoFingerprint
-		}
-		newIdentity = r.newKey(req.Tenant, route, key, req.Fingerprint)
-	}
-	return primary, newIdentity, nil
+	return t.primary, t.newIdentity, nil
 }
 
 // resolvesNew reports whether some resolution of r is "new", so that its
@@ -414,24 +462,26 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 	if req.Tenant == "" {
 		return Decision{}, errNoTenant
 	}
-	key, err := r.parseKey(req.Key)
-	if err != nil {
-		if len(req.Key) == 0 {
-			if !r.keyRequired {
-				return Decision{Action: PassThrough, Reason: ReasonMissingKey}, nil
+	t, ok := r.cached(&req)
+	if !ok {
+		key, err := r.parseKey(req.Key)
+		if err != nil {
+			if len(req.Key) == 0 {
+				if !r.keyRequired {
+					return Decision{Action: PassThrough, Reason: ReasonMissingKey}, nil
+				}
+				return r.reject(ReasonMissingKey, "", problemMissingKey(r.keyHeader), 0), nil
 			}
-			return r.reject(ReasonMissingKey, "", problemMissingKey(r.keyHeader), 0), nil
+			return r.reject(ReasonMalformedKey, "", problemMalformedKey(err), 0), nil
 		}
-		return r.reject(ReasonMalformedKey, "", problemMalformedKey(err), 0), nil
+		if req.Fingerprint.IsZero() {
+			return Decision{}, errNoFingerprint
+		}
+		if t, err = r.targetOf(&req, key); err != nil {
+			return Decision{}, err
+		}
 	}
-	if req.Fingerprint.IsZero() {
-		return Decision{}, errNoFingerprint
-	}
-	route, err := r.routeOf(req)
-	if err != nil {
-		return Decision{}, err
-	}
-	pk := r.primaryKey(req.Tenant, route, key)
+	key, route, pk := t.key, t.route, t.primary
 	if err := r.checkRecord(primary, pk, req.Tenant, key, route); err != nil {
 		return Decision{}, err
 	}
@@ -440,8 +490,7 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 		if !r.resolvesNew() {
 			return Decision{}, errorf(ErrForeignRecord, "policy: a new-identity record for a rule that resolves nothing with \"new\"")
 		}
-		nk := r.newKey(req.Tenant, route, key, req.Fingerprint)
-		if err := r.checkRecord(newIdentity, nk, req.Tenant, key, route); err != nil {
+		if err := r.checkRecord(newIdentity, t.newIdentity, req.Tenant, key, route); err != nil {
 			return Decision{}, err
 		}
 		if binds(newIdentity, now) {
@@ -449,12 +498,12 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 				return Decision{}, errorf(ErrForeignRecord, "policy: the record under the request's new identity holds another request")
 			}
 			// This request executed as new before: answer as to a retry.
-			return r.retry(req, key, route, ReasonRetry, newIdentity, true, now), nil
+			return r.retry(req, &t, ReasonRetry, newIdentity, true, now), nil
 		}
 	}
 
 	if !binds(primary, now) {
-		return r.execute(req, key, route, ReasonFirst, primary, false, now), nil
+		return r.execute(req, &t, ReasonFirst, primary, false, now), nil
 	}
 	rec := primary
 	reason := ReasonRetry
@@ -489,20 +538,20 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 		return r.reject(reason, pk, problemKeyReuse(r.mismatchStatus, rec.Intent, req.Intent), 0), nil
 	case ResolveNew:
 		// newIdentity, if any, no longer binds: its generation goes on.
-		return r.execute(req, key, route, reason, newIdentity, true, now), nil
+		return r.execute(req, &t, reason, newIdentity, true, now), nil
 	}
-	return r.retry(req, key, route, reason, rec, false, now), nil
+	return r.retry(req, &t, reason, rec, false, now), nil
 }
 
 // retry answers req as a retry of the binding record rec (at the new
 // identity when atNew): wait for a running reservation, take over a stale
 // one, replay a completed record.
-func (r *Rule) retry(req Request, key, route string, reason Reason, rec *Record, atNew bool, now time.Time) Decision {
+func (r *Rule) retry(req Request, t *target, reason Reason, rec *Record, atNew bool, now time.Time) Decision {
 	switch {
 	case rec.State == StateInFlight && now.Before(rec.LeaseExpiry):
 		return r.inFlight(reason, rec, now)
 	case rec.State == StateInFlight: // stale: its holder is presumed dead
-		return r.execute(req, key, route, reason, rec, atNew, now)
+		return r.execute(req, t, reason, rec, atNew, now)
 	}
 	return Decision{
 		Action:     Replay,
@@ -514,10 +563,10 @@ func (r *Rule) retry(req Request, key, route string, reason Reason, rec *Record,
 
 // execute reserves the key (or the new identity, when atNew) for req,
 // replacing prev, the record stored there (nil for none).
-func (r *Rule) execute(req Request, key, route string, reason Reason, prev *Record, atNew bool, now time.Time) Decision {
-	d := Decision{Action: Execute, Reason: reason, StorageKey: r.primaryKey(req.Tenant, route, key)}
+func (r *Rule) execute(req Request, t *target, reason Reason, prev *Record, atNew bool, now time.Time) Decision {
+	d := Decision{Action: Execute, Reason: reason, StorageKey: t.primary}
 	if atNew {
-		d.Action, d.StorageKey = ExecuteAsNew, r.newKey(req.Tenant, route, key, req.Fingerprint)
+		d.Action, d.StorageKey = ExecuteAsNew, t.newIdentity
 	}
 	gen := uint64(1)
 	if prev != nil {
@@ -528,8 +577,8 @@ func (r *Rule) execute(req Request, key, route string, reason Reason, prev *Reco
 		Generation:  gen,
 		State:       StateInFlight,
 		Tenant:      req.Tenant,
-		Key:         key,
-		Route:       route,
+		Key:         t.key,
+		Route:       t.route,
 		Fingerprint: req.Fingerprint,
 		SpecDigest:  r.fp.SpecDigest(),
 		LeaseExpiry: now.Add(r.lease),

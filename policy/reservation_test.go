@@ -129,3 +129,49 @@ func TestCompleteWithoutResponse(t *testing.T) {
 		})
 	}
 }
+
+// NewRequest remembers the storage keys it computed; a request changed
+// afterwards must not be answered with the keys of what it was.
+func TestRequestChangedAfterNewRequest(t *testing.T) {
+	r := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "on_mismatch": "new"}]}`)
+	build := func(tenant, key, body string) policy.Request {
+		req, err := r.NewRequest(tenant, fingerprint.Request{
+			Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {key}}, Body: []byte(body),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	keys := func(req policy.Request) [2]string {
+		pk, nk, err := r.StorageKeys(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [2]string{pk, nk}
+	}
+	base := build("acme", "k1", `{"a":1}`)
+	for name, tc := range map[string]struct {
+		change func(*policy.Request)
+		want   policy.Request
+	}{
+		"Tenant":      {func(q *policy.Request) { q.Tenant = "globex" }, build("globex", "k1", `{"a":1}`)},
+		"Key":         {func(q *policy.Request) { q.Key = []string{"k2"} }, build("acme", "k2", `{"a":1}`)},
+		"Fingerprint": {func(q *policy.Request) { q.Fingerprint = build("acme", "k1", `{"a":2}`).Fingerprint }, build("acme", "k1", `{"a":2}`)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := base
+			tc.change(&req)
+			if got, want := keys(req), keys(tc.want); got != want {
+				t.Errorf("StorageKeys of a changed request = %q, want %q", got, want)
+			}
+			d, err := r.Decide(req, nil, nil, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := keys(tc.want)[0]; d.StorageKey != want || d.Reserve.Tenant != tc.want.Tenant {
+				t.Errorf("Decide of a changed request reserves %q for %q, want %q for %q", d.StorageKey, d.Reserve.Tenant, want, tc.want.Tenant)
+			}
+		})
+	}
+}

@@ -81,7 +81,7 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 		}
 		c.Now, c.at = out.Now, time.Now()
 		if out.Reserved {
-			d.Reserve = &out.Record
+			*d.Reserve = out.Record // the store's generation and times
 			c.Decision, c.Record = d, out.Record
 			return c, nil
 		}
