@@ -1,0 +1,134 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/idemprint/idemprint/idemhttp"
+	"github.com/idemprint/idemprint/policy"
+	"github.com/idemprint/idemprint/store"
+)
+
+// ns starts the name of every series; the package documentation lists them.
+const ns = "idemprint_"
+
+type metrics struct {
+	decisions      *prometheus.CounterVec
+	duration       *prometheus.HistogramVec
+	store          *prometheus.HistogramVec
+	inFlight       prometheus.Gauge
+	upstreamErrors *prometheus.CounterVec
+}
+
+var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+func newMetrics() *metrics {
+	return &metrics{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: ns + "decisions_total",
+			Help: "Requests a rule governed, by rule, the engine's action and reason, and what the middleware did.",
+		}, []string{"rule", "route", "action", "reason", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    ns + "request_duration_seconds",
+			Help:    "Time from a governed request's arrival to the end of its answer and of its record's completion.",
+			Buckets: latencyBuckets,
+		}, []string{"rule", "outcome"}),
+		store: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    ns + "store_duration_seconds",
+			Help:    "Latency of the idempotency store's operations, by operation and result.",
+			Buckets: latencyBuckets,
+		}, []string{"op", "result"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: ns + "requests_in_flight",
+			Help: "Requests the proxy is serving, governed or not.",
+		}),
+		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: ns + "upstream_errors_total",
+			Help: "Upstream failures: unreachable (not sent, released), outcome-unknown (sent, no answer, held), aborted (response cut off, held).",
+		}, []string{"kind"}),
+	}
+}
+
+// register registers the metrics, and the middleware's gauges, with reg.
+func (m *metrics) register(reg prometheus.Registerer, mw *idemhttp.Middleware) error {
+	executing := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: ns + "requests_executing",
+		Help: "Governed requests running under a reservation.",
+	}, func() float64 { return float64(mw.Stats().Executing) })
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: ns + "requests_waiting",
+		Help: "Governed requests waiting for a reservation of their key to complete.",
+	}, func() float64 { return float64(mw.Stats().Waiting) })
+	for _, c := range []prometheus.Collector{m.decisions, m.duration, m.store, m.inFlight, m.upstreamErrors, executing, waiting} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *metrics) decided(ev *idemhttp.Event) {
+	rule, outcome := ev.Rule.Pointer(), ev.Outcome.String()
+	m.decisions.WithLabelValues(rule, ev.Rule.Route(), actionName(ev.Action), reasonName(ev.Reason), outcome).Inc()
+	m.duration.WithLabelValues(rule, outcome).Observe(ev.Duration.Seconds())
+}
+
+// measuredStore times the operations of a store.
+type measuredStore struct {
+	store.Store
+	m *metrics
+}
+
+func (s *measuredStore) observe(op string, start time.Time, err error) {
+	s.m.store.WithLabelValues(op, resultOf(err)).Observe(time.Since(start).Seconds())
+}
+
+func (s *measuredStore) Reserve(ctx context.Context, r store.Reservation) (store.Outcome, error) {
+	start := time.Now()
+	out, err := s.Store.Reserve(ctx, r)
+	s.observe("reserve", start, err)
+	return out, err
+}
+
+func (s *measuredStore) Write(ctx context.Context, rec policy.Record, g store.Guard) error {
+	start := time.Now()
+	err := s.Store.Write(ctx, rec, g)
+	s.observe("write", start, err)
+	return err
+}
+
+func (s *measuredStore) Read(ctx context.Context, key string) (*policy.Record, error) {
+	start := time.Now()
+	rec, err := s.Store.Read(ctx, key)
+	s.observe("read", start, err)
+	return rec, err
+}
+
+func (s *measuredStore) Delete(ctx context.Context, key string) error {
+	start := time.Now()
+	err := s.Store.Delete(ctx, key)
+	s.observe("delete", start, err)
+	return err
+}
+
+// resultOf names a store error for the result label.
+func resultOf(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, store.ErrConflict):
+		return "conflict"
+	case errors.Is(err, store.ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, store.ErrFull):
+		return "full"
+	case errors.Is(err, store.ErrCorrupt):
+		return "corrupt"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "canceled"
+	}
+	return "error"
+}

@@ -1,0 +1,56 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/idemprint/idemprint/store"
+)
+
+// ErrStoreSpec reports a store specification [Open] does not understand.
+var ErrStoreSpec = errors.New("sidecar: invalid store")
+
+// Open opens the store that spec names:
+//
+//	memory                    an in-process store: one instance only
+//	redis://… or rediss://…   a Redis server (go-redis's URL form)
+//	postgres://…              a PostgreSQL database (pgx's URL form)
+//
+// or, when cluster lists node addresses, a Redis Cluster (spec must then
+// be "" or "memory", the default). A PostgreSQL store's table is created
+// when it is missing. Open does not check that the backend answers: ping
+// it ([store.Pinger]). close releases the store's connections.
+func Open(ctx context.Context, spec string, cluster []string) (st store.Store, close func(), err error) {
+	if len(cluster) > 0 {
+		if spec != "" && spec != "memory" {
+			return nil, nil, errors.Join(ErrStoreSpec, errors.New("sidecar: a Redis Cluster and a store URL are exclusive"))
+		}
+		return openRedisCluster(cluster)
+	}
+	if spec == "" || spec == "memory" {
+		m, err := store.NewMemory(store.MemoryOptions{})
+		return m, func() {}, err
+	}
+	u, err := url.Parse(spec)
+	if err != nil {
+		return nil, nil, errors.Join(ErrStoreSpec, errors.New("sidecar: the store is neither \"memory\" nor a URL"))
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "redis", "rediss":
+		return openRedis(spec)
+	case "postgres", "postgresql":
+		return openPostgres(ctx, spec)
+	}
+	return nil, nil, errors.Join(ErrStoreSpec, errors.New("sidecar: unknown store scheme "+u.Scheme+" (want memory, redis://, rediss:// or postgres://)"))
+}
+
+// Redact returns spec with any password replaced by "xxxxx", for logs.
+func Redact(spec string) string {
+	u, err := url.Parse(spec)
+	if err != nil || u.User == nil {
+		return spec
+	}
+	return u.Redacted()
+}
