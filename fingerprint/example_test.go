@@ -148,6 +148,40 @@ func ExampleFingerprinter_SumHTTP() {
 	// handler reads {"amountCents":1000,"currency":"EUR"}
 }
 
+// HTTPRequest builds the Request a server fingerprints: the escaped path
+// (the policy matches the decoded one), the parsed query and, because the
+// Spec declares it, the Host. A tool that builds the same *http.Request
+// computes the same fingerprint as the server.
+func ExampleFingerprinter_HTTPRequest() {
+	f, err := fingerprint.Compile(fingerprint.Spec{
+		Intent:  []string{"amountCents"},
+		Headers: []string{"Host"},
+		Query:   []string{"dryRun"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	r := httptest.NewRequest("POST", "http://api.example.com/v1/accounts/acc%201/transfers?dryRun=false&utm_source=mail", nil)
+	req, err := f.HTTPRequest(r, []byte(`{"amountCents":1000,"traceId":"t-1"}`))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("match:", r.URL.Path) // what policy.Match is given
+	doc, err := f.AppendIntent(nil, req)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("intent:", string(doc))
+
+	r = httptest.NewRequest("POST", "/v1/refunds?dryRun=%zz", nil)
+	_, err = f.HTTPRequest(r, nil)
+	fmt.Println(err)
+	// Output:
+	// match: /v1/accounts/acc 1/transfers
+	// intent: {"absent":{},"headers":{"host":["api.example.com"]},"intent":{"amountCents":1000},"method":"POST","path":"/v1/accounts/acc%201/transfers","query":{"dryRun":["false"]}}
+	// fingerprint: query: invalid request: invalid URL escape "%zz"
+}
+
 // The story of an idempotency key reused for another payment: a retry of a
 // 10 EUR payment, re-spelled by another SDK with a new trace ID, is the same
 // operation; the same key with 10,000 EUR is not, and Diff says why.

@@ -116,10 +116,11 @@ func (f *Fingerprinter) AppendIntent(dst []byte, r Request) ([]byte, error) {
 
 // SumHTTP returns the fingerprint of r, reading its body and putting back an
 // equal one, so the next handler reads the same bytes. It reads the whole
-// body: bound it first, for example with [http.MaxBytesReader]. The path is
-// URL.EscapedPath(), so /a%2Fb and /a/b differ; a declared Host header is
-// read from r.Host; a query that does not parse is an error when the Spec
-// declares query parameters.
+// body: bound it first, for example with [http.MaxBytesReader]. What counts
+// is the Request that [Fingerprinter.HTTPRequest] builds: the escaped path,
+// so /a%2Fb and /a/b differ; a declared Host header read from r.Host; a
+// query that does not parse is an error when the Spec declares query
+// parameters.
 func (f *Fingerprinter) SumHTTP(r *http.Request) (Fingerprint, error) {
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
@@ -131,22 +132,11 @@ func (f *Fingerprinter) SumHTTP(r *http.Request) (Fingerprint, error) {
 			return Fingerprint{}, &RequestError{Part: "body", Err: &detail{ErrInvalidRequest, "reading the body: " + err.Error()}}
 		}
 	}
-	query, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil && len(f.query) > 0 {
-		// URL.Query drops what it cannot parse; a declared parameter
-		// must not silently disappear.
-		return Fingerprint{}, &RequestError{Part: "query", Err: &detail{ErrInvalidRequest, err.Error()}}
+	req, err := f.HTTPRequest(r, body)
+	if err != nil {
+		return Fingerprint{}, err
 	}
-	hdr := r.Header
-	if f.host && r.Host != "" && len(hdr.Values("Host")) == 0 {
-		// net/http moves Host out of the header map.
-		hdr = hdr.Clone()
-		if hdr == nil {
-			hdr = http.Header{}
-		}
-		hdr.Set("Host", r.Host)
-	}
-	return f.Sum(Request{Method: r.Method, Path: r.URL.EscapedPath(), Query: query, Header: hdr, Body: body})
+	return f.Sum(req)
 }
 
 // appendDocument appends the intent document. Members, in canonical order:
