@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -16,38 +14,18 @@ import (
 	"github.com/idemprint/idemprint/policy"
 )
 
-// explainKeys are the keys explain may give both requests, in order of
-// preference; it uses the first that the rule's key syntax accepts. A UUID
-// satisfies the "uuid" syntax and a printable one of max_length 36 or more;
-// "k" any printable syntax, whose max_length is at least 1.
-var explainKeys = []string{"00000000-0000-4000-8000-000000000000", "k"}
-
-// headerFlags collects repeated --header "Name: value" flags.
-type headerFlags http.Header
-
-func (h headerFlags) String() string { return "" }
-
-func (h headerFlags) Set(s string) error {
-	name, value, ok := strings.Cut(s, ":")
-	if !ok || strings.TrimSpace(name) == "" {
-		return fmt.Errorf(`want "Name: value", got %q`, s)
-	}
-	http.Header(h).Add(strings.TrimSpace(name), strings.TrimSpace(value))
-	return nil
-}
-
 // runExplain tells what a policy does with SECOND, a request that reuses
 // FIRST's key after FIRST completed. It exits 0 when SECOND is a retry of
 // FIRST (equal fingerprints), 1 when it is not, and 2 on an error.
 func runExplain(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("explain", "--policy POLICY --route 'METHOD /path' [--tenant T] [--status N] [--header 'Name: value'] [--json] FIRST.json SECOND.json", stderr)
+	fs := newFlags("explain", "--policy POLICY --route 'METHOD /path[?query]' [--tenant T] [--status N] [--header 'Name: value']... [--json] FIRST.json SECOND.json", stderr)
 	policyName := fs.String("policy", "", "policy file (required)")
 	route := fs.String("route", "", `request line of both requests, such as "POST /v1/payments" (required; a query is allowed)`)
 	tenant := fs.String("tenant", "explain", "tenant of both requests")
 	status := fs.Int("status", http.StatusCreated, "status FIRST completed with")
 	asJSON := fs.Bool("json", false, "write the explanation as JSON")
-	header := headerFlags{}
-	fs.Var(header, "header", `header of both requests, "Name: value" (repeatable)`)
+	var header headerFlag
+	fs.Var(&header, "header", `header of both requests, "Name: value" (repeatable; Host is the request's host)`)
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -59,25 +37,14 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "idemprint: --status must be a final status, 200 to 599")
 		return exitUsage
 	}
-	method, target, ok := strings.Cut(strings.TrimSpace(*route), " ")
-	target = strings.TrimSpace(target)
-	u, err := url.ParseRequestURI(target)
-	if !ok || method == "" || err != nil {
-		fmt.Fprintf(stderr, "idemprint: --route %q: want \"METHOD /path\", such as \"POST /v1/payments\"\n", *route)
-		return exitUsage
-	}
-
-	src, err := os.ReadFile(*policyName)
+	r, err := serverRequest(*route, header)
 	if err != nil {
 		fmt.Fprintln(stderr, "idemprint:", err)
 		return exitUsage
 	}
-	pol, err := policy.Parse(src)
-	if err != nil {
-		for _, p := range policyProblems(pol, err) {
-			fmt.Fprintln(stderr, "idemprint: "+formatProblem(*policyName, src, p))
-		}
-		return exitUsage
+	pol, code := loadPolicy(*policyName, stderr)
+	if pol == nil {
+		return code
 	}
 
 	ex := explanation{Policy: *policyName, Route: *route}
@@ -89,7 +56,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	rule, ok := pol.Match(method, u.Path)
+	rule, ok := pol.Match(r.Method, r.URL.Path)
 	if !ok {
 		ex.First, ex.Second = &step{File: files[0]}, &step{File: files[1]}
 		return ex.write(stdout, stderr, *asJSON)
@@ -102,12 +69,8 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	var reqs [2]policy.Request
 	var intents [2][]byte
 	for i, body := range bodies {
-		h := http.Header(header).Clone()
-		if h == nil {
-			h = http.Header{}
-		}
-		fr := fingerprint.Request{Method: method, Path: u.Path, Query: u.Query(), Header: h, Body: body}
-		if reqs[i], err = explainRequest(rule, *tenant, fr); err == nil {
+		var fr fingerprint.Request
+		if fr, reqs[i], err = ruleRequest(rule, r, *tenant, body); err == nil {
 			intents[i], err = rule.Fingerprinter().AppendIntent(nil, fr)
 		}
 		if err != nil {
@@ -160,22 +123,6 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	ex.Ignored = ignored(bodies, diffs)
 	return ex.write(stdout, stderr, *asJSON)
-}
-
-// explainRequest returns the Request for fr under rule, with the first of
-// explainKeys that the rule's key syntax accepts in its key header.
-func explainRequest(rule *policy.Rule, tenant string, fr fingerprint.Request) (policy.Request, error) {
-	for _, key := range explainKeys {
-		fr.Header.Set(rule.KeyHeader(), key)
-		req, err := rule.NewRequest(tenant, fr)
-		if err != nil {
-			return policy.Request{}, err
-		}
-		if _, _, err := rule.StorageKeys(req); !errors.Is(err, policy.ErrMalformedKey) {
-			return req, err
-		}
-	}
-	return policy.Request{}, fmt.Errorf("internal error: no key of explain is valid under the rule %s", rule.Pointer())
 }
 
 // decideFirst decides on FIRST, which meets no record: anything but an

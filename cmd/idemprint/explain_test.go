@@ -22,15 +22,21 @@ const (
 	brokenPolicy = "../../testdata/policy/broken.json"
 )
 
-// fp computes the fingerprint explain must print for file under the seed
+// fp computes the fingerprint explain must print for file under the
 // policy's rule for method and path, with the given headers.
 func fp(t *testing.T, policyFile, method, path, file string, header http.Header) string {
 	t.Helper()
-	src, err := os.ReadFile(policyFile)
+	sum, err := testRule(t, policyFile, method, path).Fingerprinter().Sum(fingerprint.Request{Method: method, Path: path, Header: header, Body: readFile(t, file)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policy.Parse(src)
+	return sum.String()
+}
+
+// testRule returns the rule of the policy in policyFile for method and path.
+func testRule(t *testing.T, policyFile, method, path string) *policy.Rule {
+	t.Helper()
+	pol, err := policy.Parse(readFile(t, policyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +44,16 @@ func fp(t *testing.T, policyFile, method, path, file string, header http.Header)
 	if !ok {
 		t.Fatalf("no rule for %s %s", method, path)
 	}
-	body, err := os.ReadFile(file)
+	return rule
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := rule.Fingerprinter().Sum(fingerprint.Request{Method: method, Path: path, Header: header, Body: body})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sum.String()
+	return b
 }
 
 func TestExplain(t *testing.T) {
@@ -332,7 +339,7 @@ func TestExplainFirstDecision(t *testing.T) {
 		})
 	}
 	fr := fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{}, Body: []byte(`{"a":1}`)}
-	req, err := explainRequest(rule, "t", fr)
+	req, err := keyedRequest(rule, "t", fr)
 	if err != nil {
 		t.Fatal(err)
 	}
