@@ -144,7 +144,9 @@ func problemName(typ string) string {
 }
 
 // ignored lists the body paths at which the two bodies differ although
-// their intents do not: what the rule's spec leaves out.
+// their intents do not: what the rule's spec leaves out. A path at which the
+// bodies differ is counted when it is, holds or lies below the path of a
+// body difference of the intents, "#" standing for every index.
 func ignored(bodies [2][]byte, intentDiffs []fingerprint.Difference) []string {
 	whole, err := fingerprint.Compile(fingerprint.Spec{})
 	if err != nil {
@@ -164,7 +166,7 @@ func ignored(bodies [2][]byte, intentDiffs []fingerprint.Difference) []string {
 	for _, d := range raw {
 		counted := false
 		for _, id := range intentDiffs {
-			if id.Part == "body" && (id.Path == d.Path || strings.HasPrefix(d.Path, id.Path+".") || strings.HasPrefix(id.Path, d.Path+".")) {
+			if id.Part == "body" && related(d.Path, id.Path) {
 				counted = true
 			}
 		}
@@ -173,6 +175,52 @@ func ignored(bodies [2][]byte, intentDiffs []fingerprint.Difference) []string {
 		}
 	}
 	return out
+}
+
+// related reports whether the concrete body path c is, holds or lies below
+// the intent path p, whose "#" segments match every array index.
+func related(c, p string) bool {
+	cs, ps := splitPath(c), splitPath(p)
+	for i := range min(len(cs), len(ps)) {
+		if ps[i] == "#" {
+			if !isIndex(cs[i]) {
+				return false
+			}
+		} else if cs[i] != ps[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// splitPath splits a path at its unescaped dots; segments keep their
+// escapes, so "#" is every index and "\#" a member named "#".
+func splitPath(p string) []string {
+	var segs []string
+	start := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '.':
+			segs = append(segs, p[start:i])
+			start = i + 1
+		}
+	}
+	return append(segs, p[start:])
+}
+
+// isIndex reports whether seg is a decimal array index, as Diff writes one.
+func isIndex(seg string) bool {
+	if seg == "" || len(seg) > 1 && seg[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func rawOrNull(b []byte) json.RawMessage {

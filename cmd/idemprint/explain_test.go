@@ -65,6 +65,10 @@ func TestExplain(t *testing.T) {
 	apiV2 := http.Header{"X-Api-Version": {"2"}}
 	shortKeys := writeTemp(t, "short.json", `{"rules": [{"route": "POST /v1/payments", "key": {"max_length": 8}}]}`)
 	uuidKeys := writeTemp(t, "uuid.json", `{"rules": [{"route": "POST /v1/payments", "key": {"syntax": "uuid"}}]}`)
+	orders := writeTemp(t, "orders.json", `{"rules": [{"route": "POST /v1/orders", "fingerprint": {"intent": ["items.#.sku", "customer\\.id"]}}]}`)
+	order1 := writeTemp(t, "order1.json", `{"customer.id": "c1", "items": [{"sku": "A", "note": "gift"}, {"sku": "B"}], "traceId": "t1"}`)
+	order2 := writeTemp(t, "order2.json", `{"customer.id": "c1", "items": [{"sku": "C", "note": "gift"}, {"sku": "B", "note": "x"}], "traceId": "t2"}`)
+	order3 := writeTemp(t, "order3.json", `{"customer.id": "c2", "items": [{"sku": "A"}, {"sku": "B"}, {"sku": "D"}]}`)
 
 	for _, tc := range []struct {
 		name   string
@@ -177,6 +181,35 @@ first   ` + pay10 + `
 second  ` + pay10 + `
         ` + fp(t, uuidKeys, "POST", "/v1/payments", pay10, nil) + `
         retry → replay 201
+`,
+	}, {
+		name: "Hash/ChangedElementIsNotIgnored",
+		args: []string{"--policy", orders, "--route", "POST /v1/orders", order1, order2},
+		code: 1,
+		stdout: `rule    /rules/0 POST /v1/orders (on_mismatch reject 422)
+first   ` + order1 + `
+        ` + fp(t, orders, "POST", "/v1/orders", order1, nil) + `
+        execute → 201, stored
+second  ` + order2 + `
+        ` + fp(t, orders, "POST", "/v1/orders", order2, nil) + `
+        conflict → 422 idempotency_key_reuse
+        items.#.sku: ["A","B"] → ["C","B"]
+        ignored by the rule: items.1.note, traceId
+`,
+	}, {
+		name: "Hash/LongerArrayAndEscapedName",
+		args: []string{"--policy", orders, "--route", "POST /v1/orders", order1, order3},
+		code: 1,
+		stdout: `rule    /rules/0 POST /v1/orders (on_mismatch reject 422)
+first   ` + order1 + `
+        ` + fp(t, orders, "POST", "/v1/orders", order1, nil) + `
+        execute → 201, stored
+second  ` + order3 + `
+        ` + fp(t, orders, "POST", "/v1/orders", order3, nil) + `
+        conflict → 422 idempotency_key_reuse
+        customer\.id: "c1" → "c2"
+        items.#.sku: ["A","B"] → ["A","B","D"]
+        ignored by the rule: traceId
 `,
 	}, {
 		name: "NoRule/PassThrough",
@@ -358,5 +391,47 @@ func TestProblemName(t *testing.T) {
 		if got := problemName(typ); got != want {
 			t.Errorf("problemName(%q) = %q, want %q", typ, got, want)
 		}
+	}
+}
+
+func TestRelated(t *testing.T) {
+	for _, tc := range []struct {
+		concrete, intent string
+		want             bool
+		reason           string
+	}{
+		{"amountCents", "amountCents", true, "the path itself"},
+		{"destination.iban", "destination", true, "below an intent path"},
+		{"items", "items.#.sku", true, "an array that holds the intent path"},
+		{"items.0.sku", "items.#.sku", true, `"#" matches every index`},
+		{"items.12.sku", "items.#.sku", true, `"#" matches every index`},
+		{"items.1.note", "items.#.sku", false, "another member of the element"},
+		{"items.a.sku", "items.#.sku", false, `"#" matches indexes, not member names`},
+		{"items.01.sku", "items.#.sku", false, "not an index as Diff writes one"},
+		{`items.\#.sku`, "items.#.sku", false, `"\#" is a member named "#"`},
+		{`customer\.id`, `customer\.id`, true, "escaped dots do not split"},
+		{"customer.id", `customer\.id`, false, "a member customer with a member id is another path"},
+		{"amount", "amountCents", false, "a prefix of a name is not a prefix of the path"},
+	} {
+		if got := related(tc.concrete, tc.intent); got != tc.want {
+			t.Errorf("related(%q, %q) = %v, want %v: %s", tc.concrete, tc.intent, got, tc.want, tc.reason)
+		}
+	}
+}
+
+// TestExplainJSONIgnoredHash checks that --json lists the same ignored
+// paths as the text: an element that changed an intent path through "#" is
+// not among them.
+func TestExplainJSONIgnoredHash(t *testing.T) {
+	orders := writeTemp(t, "orders.json", `{"rules": [{"route": "POST /v1/orders", "fingerprint": {"intent": ["items.#.sku"]}}]}`)
+	order1 := writeTemp(t, "order1.json", `{"items": [{"sku": "A"}, {"sku": "B"}], "traceId": "t1"}`)
+	order2 := writeTemp(t, "order2.json", `{"items": [{"sku": "C"}, {"sku": "B", "note": "x"}], "traceId": "t2"}`)
+	got := runCLI([]string{"explain", "--json", "--policy", orders, "--route", "POST /v1/orders", order1, order2}, "")
+	var ex struct{ Ignored []string }
+	if err := json.Unmarshal([]byte(got.Stdout), &ex); err != nil || got.Code != 1 {
+		t.Fatalf("explain --json = %+v: %v", got, err)
+	}
+	if diff := cmp.Diff([]string{"items.1.note", "traceId"}, ex.Ignored); diff != "" {
+		t.Errorf("ignored mismatch (-want +got):\n%s", diff)
 	}
 }
