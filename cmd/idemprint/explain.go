@@ -16,7 +16,10 @@ import (
 
 // runExplain tells what a policy does with SECOND, a request that reuses
 // FIRST's key after FIRST completed. It exits 0 when SECOND is a retry of
-// FIRST (equal fingerprints), 1 when it is not, and 2 on an error.
+// FIRST (equal fingerprints); 1 when it is not, when the policy has
+// problems and when a request is rejected (a body that is not strict JSON
+// or lacks a required value); 2 on a usage error, a file that cannot be read
+// or an error of explain itself.
 func runExplain(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("explain", "--policy POLICY --route 'METHOD /path[?query]' [--tenant T] [--status N] [--header 'Name: value']... [--json] FIRST.json SECOND.json", stderr)
 	policyName := fs.String("policy", "", "policy file (required)")
@@ -75,7 +78,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, formatError(files[i], body, err))
-			return exitUsage
+			return exitFail
 		}
 	}
 
@@ -281,19 +284,19 @@ func (ex *explanation) write(stdout, stderr io.Writer, asJSON bool) int {
 	if ex.Ignored == nil {
 		ex.Ignored = []string{}
 	}
-	var err error
+	var out []byte
 	if asJSON {
-		var b []byte
-		b, err = json.MarshalIndent(ex, "", "  ")
-		if err == nil {
-			_, err = stdout.Write(append(b, '\n'))
+		b, err := json.MarshalIndent(ex, "", "  ")
+		if err != nil {
+			fmt.Fprintln(stderr, "idemprint: internal error:", err)
+			return exitUsage
 		}
+		out = append(b, '\n')
 	} else {
-		_, err = io.WriteString(stdout, ex.text())
+		out = []byte(ex.text())
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "idemprint:", err)
-		return exitUsage
+	if c := writeOutput(stdout, stderr, out); c != exitOK {
+		return c
 	}
 	return code
 }

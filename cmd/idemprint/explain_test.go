@@ -300,26 +300,27 @@ func TestExplainErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		args   []string
+		code   int
 		stderr string // a substring
 	}{
-		{"Usage/NoArgs", nil, "usage: idemprint explain"},
-		{"Usage/OneFile", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10}, "usage: idemprint explain"},
-		{"Usage/NoPolicy", []string{"--route", "POST /v1/payments", pay10, pay10}, "usage: idemprint explain"},
-		{"Usage/NoRoute", []string{"--policy", seedPolicy, pay10, pay10}, "usage: idemprint explain"},
-		{"Usage/BadRoute", []string{"--policy", seedPolicy, "--route", "/v1/payments", pay10, pay10}, `--route "/v1/payments"`},
-		{"Usage/Status", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", "--status", "102", pay10, pay10}, "--status"},
-		{"Usage/Header", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", "--header", "nocolon", pay10, pay10}, `want "Name: value"`},
-		{"Policy/Missing", []string{"--policy", "nope.json", "--route", "POST /v1/payments", pay10, pay10}, "no such file"},
-		{"Policy/Problems", []string{"--policy", brokenPolicy, "--route", "POST /v1/payments", pay10, pay10},
+		{"Usage/NoArgs", nil, 2, "usage: idemprint explain"},
+		{"Usage/OneFile", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10}, 2, "usage: idemprint explain"},
+		{"Usage/NoPolicy", []string{"--route", "POST /v1/payments", pay10, pay10}, 2, "usage: idemprint explain"},
+		{"Usage/NoRoute", []string{"--policy", seedPolicy, pay10, pay10}, 2, "usage: idemprint explain"},
+		{"Usage/BadRoute", []string{"--policy", seedPolicy, "--route", "/v1/payments", pay10, pay10}, 2, `--route "/v1/payments"`},
+		{"Usage/Status", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", "--status", "102", pay10, pay10}, 2, "--status"},
+		{"Usage/Header", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", "--header", "nocolon", pay10, pay10}, 2, `want "Name: value"`},
+		{"Policy/Missing", []string{"--policy", "nope.json", "--route", "POST /v1/payments", pay10, pay10}, 2, "no such file"},
+		{"Policy/Problems", []string{"--policy", brokenPolicy, "--route", "POST /v1/payments", pay10, pay10}, 1,
 			"idemprint: " + brokenPolicy + ":3:12 (byte 29) at /defaults/ttl: invalid duration"},
-		{"Body/Missing", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10, "nope.json"}, "no such file"},
-		{"Body/DuplicateName", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10, notJSON}, notJSON + ":2:2 (byte 23) at /amountCents: "},
-		{"Body/MissingRequired", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", noIBAN, pay10}, "destination.iban"},
+		{"Body/Missing", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10, "nope.json"}, 2, "no such file"},
+		{"Body/DuplicateName", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10, notJSON}, 1, notJSON + ":2:2 (byte 23) at /amountCents: "},
+		{"Body/MissingRequired", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", noIBAN, pay10}, 1, "destination.iban"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := runExplain(tc.args, &stdout, &stderr); code != 2 {
-				t.Errorf("runExplain(%q) = %d, want 2", tc.args, code)
+			if code := runExplain(tc.args, &stdout, &stderr); code != tc.code {
+				t.Errorf("runExplain(%q) = %d, want %d", tc.args, code, tc.code)
 			}
 			if !strings.Contains(stderr.String(), tc.stderr) {
 				t.Errorf("runExplain(%q) stderr = %q, want it to contain %q", tc.args, stderr.String(), tc.stderr)

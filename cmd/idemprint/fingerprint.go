@@ -94,12 +94,12 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, formatError(name, body, err))
 		return exitFail
 	}
-	fmt.Fprintln(stdout, sum)
+	out := append([]byte(sum.String()), '\n')
 	if show {
-		doc, _ := f.AppendIntent(nil, r) // Sum succeeded, so AppendIntent does
-		fmt.Fprintf(stdout, "%s\n", doc)
+		out, _ = f.AppendIntent(out, r) // Sum succeeded, so AppendIntent does
+		out = append(out, '\n')
 	}
-	return exitOK
+	return writeOutput(stdout, stderr, out)
 }
 
 // fingerprintRule is fingerprint --policy: it prints the fingerprint a
@@ -123,20 +123,19 @@ func fingerprintRule(policyFile, route string, header headerFlag, file string, s
 	rule, ok := pol.Match(r.Method, r.URL.Path)
 	if !ok {
 		fmt.Fprintf(stderr, "idemprint: %s: no rule matches %s %s: the request passes through without a fingerprint\n", policyFile, r.Method, r.URL.Path)
-		return exitUsage
+		return exitFail
 	}
 	fr, req, err := ruleRequest(rule, r, "idemprint", body)
 	if err != nil {
 		fmt.Fprintln(stderr, formatError(name, body, err))
 		return exitFail
 	}
-	fmt.Fprintln(stdout, req.Fingerprint)
-	fmt.Fprintln(stdout, "rule", ruleName(rule))
+	out := []byte(req.Fingerprint.String() + "\nrule " + ruleName(rule) + "\n")
 	if show {
-		doc, _ := rule.Fingerprinter().AppendIntent(nil, fr) // NewRequest's Sum succeeded, so AppendIntent does
-		fmt.Fprintf(stdout, "%s\n", doc)
+		out, _ = rule.Fingerprinter().AppendIntent(out, fr) // NewRequest's Sum succeeded, so AppendIntent does
+		out = append(out, '\n')
 	}
-	return exitOK
+	return writeOutput(stdout, stderr, out)
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {

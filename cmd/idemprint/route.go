@@ -112,8 +112,9 @@ func keyedRequest(rule *policy.Rule, tenant string, fr fingerprint.Request) (pol
 func ruleName(rule *policy.Rule) string { return rule.Pointer() + " " + rule.Route() }
 
 // loadPolicy reads and parses a policy file. On failure it reports on
-// stderr, with every problem of a policy that has problems, and returns a
-// nil policy and the exit status.
+// stderr and returns a nil policy and the exit status: exitUsage for a file
+// that cannot be read, exitFail, with every problem, for a policy that has
+// problems (as lint does).
 func loadPolicy(name string, stderr io.Writer) (*policy.Policy, int) {
 	src, err := os.ReadFile(name)
 	if err != nil {
@@ -125,7 +126,7 @@ func loadPolicy(name string, stderr io.Writer) (*policy.Policy, int) {
 		for _, p := range policyProblems(pol, err) {
 			fmt.Fprintln(stderr, "idemprint: "+formatProblem(name, src, p))
 		}
-		return nil, exitUsage
+		return nil, exitFail
 	}
 	return pol, exitOK
 }
