@@ -11,20 +11,21 @@ import (
 	"github.com/idemprint/idemprint/store"
 )
 
-// holder keeps a reservation while its handler runs: it renews the lease
-// every third of it, so that a long handler is not taken for a dead one,
-// and writes the record that ends it. Renewal and the final write are
-// serialized by mu, and each writes the generation after the last one
-// written.
+// holder keeps a reservation while its handler runs: the middleware's
+// renewals loop renews the lease every third of it, so that a long handler
+// is not taken for a dead one, and the holder writes the record that ends
+// it. Renewal and the final write are serialized by mu, and each writes
+// the generation after the last one written.
 type holder struct {
-	m     *Middleware
-	rule  *policy.Rule
-	claim store.Claim
-	ctx   context.Context // not canceled by the client leaving
+	m      *Middleware
+	rule   *policy.Rule
+	claim  store.Claim
+	ctx    context.Context // not canceled by the client leaving
+	period time.Duration   // a third of the lease
+	due    time.Time       // the next renewal; guarded by m.renewals.mu
 
 	mu        sync.Mutex
 	cur       policy.Record // the reservation as last written
-	timer     *time.Timer
 	done      bool
 	overtaken bool // a renewal found the reservation taken over
 	calls     int
@@ -37,27 +38,24 @@ func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, c *store.Claim
 	} else {
 		ctx = context.WithoutCancel(ctx)
 	}
-	h := &holder{m: m, rule: rule, claim: *c, ctx: ctx, cur: c.Record}
-	h.mu.Lock() // the first renewal must see the timer
-	h.timer = time.AfterFunc(rule.Lease()/3, h.renew)
-	h.mu.Unlock()
+	h := &holder{m: m, rule: rule, claim: *c, ctx: ctx, cur: c.Record, period: rule.Lease() / 3}
+	m.renewals.add(h)
 	return h
 }
 
-// renew extends the lease and schedules the next renewal.
+// renew extends the lease; the renewals loop calls it when it is due.
 func (h *holder) renew() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done || h.overtaken {
 		return
 	}
-	period := h.rule.Lease() / 3
 	next, err := h.rule.Renew(&h.cur, h.claim.StoreTime())
 	if err != nil { // h.cur is the engine's own reservation: cannot happen
 		h.m.log.LogAttrs(h.ctx, slog.LevelError, "idemhttp: renewing a lease", slog.String("rule", h.rule.Pointer()), slog.Any("error", err))
 		return
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, period)
+	ctx, cancel := context.WithTimeout(h.ctx, h.period)
 	start := time.Now()
 	err = h.m.store.Write(ctx, next, store.Guard{})
 	h.latency += time.Since(start)
@@ -70,19 +68,92 @@ func (h *holder) renew() {
 		h.overtaken = true
 		h.m.log.LogAttrs(h.ctx, slog.LevelWarn, "idemhttp: reservation taken over while its handler runs; its response will not be stored",
 			slog.String("rule", h.rule.Pointer()), slog.Uint64("generation", h.cur.Generation))
-		return
-	default:
+	default: // the next round tries again
 		h.m.log.LogAttrs(h.ctx, slog.LevelWarn, "idemhttp: renewing a lease failed; retrying", slog.String("rule", h.rule.Pointer()), slog.Any("error", err))
 	}
-	h.timer.Reset(period)
 }
 
 // stop ends renewals; a renewal under way finishes first.
 func (h *holder) stop() {
+	h.m.renewals.remove(h)
 	h.mu.Lock()
 	h.done = true
-	h.timer.Stop()
 	h.mu.Unlock()
+}
+
+// renewals renews the leases of the requests executing under one
+// Middleware. One goroutine, running while requests execute, wakes every
+// tick and renews each holder whose renewal is due, in a goroutine of its
+// own. A timer per request would cost every request a timer's allocation,
+// start and stop, though most handlers end long before their first
+// renewal. The tick is half the shortest renewal period seen, so a lease
+// is renewed at most halfway through.
+type renewals struct {
+	mu      sync.Mutex
+	holders map[*holder]struct{}
+	tick    time.Duration
+	running bool
+}
+
+// minTick bounds how often the loop wakes, whatever the leases.
+const minTick = 5 * time.Millisecond
+
+func (rs *renewals) add(h *holder) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.holders == nil {
+		rs.holders = make(map[*holder]struct{})
+	}
+	h.due = time.Now().Add(h.period)
+	rs.holders[h] = struct{}{}
+	if t := max(h.period/2, minTick); rs.tick == 0 || t < rs.tick {
+		rs.tick = t // the loop picks it up within its current tick
+	}
+	if !rs.running {
+		rs.running = true
+		go rs.loop()
+	}
+}
+
+func (rs *renewals) remove(h *holder) {
+	rs.mu.Lock()
+	delete(rs.holders, h)
+	rs.mu.Unlock()
+}
+
+// idleTicks is how many empty ticks the loop waits for new holders before
+// it ends.
+const idleTicks = 100
+
+func (rs *renewals) loop() {
+	var due []*holder
+	idle := 0
+	for {
+		rs.mu.Lock()
+		tick := rs.tick
+		if len(rs.holders) == 0 {
+			if idle++; idle > idleTicks {
+				rs.running = false
+				rs.mu.Unlock()
+				return
+			}
+		} else {
+			idle = 0
+		}
+		now := time.Now()
+		due = due[:0]
+		for h := range rs.holders {
+			if !now.Before(h.due) {
+				h.due = now.Add(h.period)
+				due = append(due, h)
+			}
+		}
+		rs.mu.Unlock()
+		for _, h := range due {
+			go h.renew()
+		}
+		time.Sleep(tick)
+	}
 }
 
 // finish writes rec, the record that ends the reservation (made from

@@ -83,6 +83,7 @@ type Middleware struct {
 
 	executing atomic.Int64
 	waiting   atomic.Int64
+	renewals  renewals
 }
 
 // ErrOptions reports invalid arguments to [New].
@@ -349,7 +350,8 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 	case cw.overflow:
 		rec, err = rule.CompleteWithoutResponse(&h.cur, status, cw.size, now)
 	default:
-		rec, err = rule.Complete(&h.cur, policy.Response{Status: status, Header: cw.header, Body: cw.body}, now)
+		// The store may keep the body: give it its own copy of the pooled buffer.
+		rec, err = rule.Complete(&h.cur, policy.Response{Status: status, Header: cw.header, Body: bytes.Clone(cw.body)}, now)
 	}
 	if err == nil {
 		err = h.finish(rec)

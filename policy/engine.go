@@ -99,10 +99,12 @@ type Request struct {
 	// its name: nil when absent. [Rule.NewRequest] collects the values of
 	// every spelling, so that two spellings are a repeated header.
 	Key []string
-	// Path is the request's path, as given to [Policy.Match]. A defaults'
-	// rule, which matches any path, needs it: each path is an endpoint of
-	// its own, and a key used on one is never taken for an operation of
-	// another. A rule with a route ignores it.
+	// Path is the request's path as it is fingerprinted: the escaped form
+	// (URL.EscapedPath) that [fingerprint.Fingerprinter.HTTPRequest] gives
+	// and [Rule.NewRequest] copies, in which /a%2Fb and /a/b differ. A
+	// defaults' rule, which matches any path, needs it: each path is an
+	// endpoint of its own, and a key used on one is never taken for an
+	// operation of another. A rule with a route ignores it.
 	Path string
 	// Fingerprint is the request's fingerprint under the rule's spec. It
 	// must be set when Key is.

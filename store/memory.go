@@ -410,22 +410,12 @@ func lifeEnd(rec *policy.Record) time.Time {
 	return rec.ExpiresAt
 }
 
-// copyRecord returns a copy of rec that shares no memory with it, with
-// times at the store's precision.
+// copyRecord returns a copy of rec with times at the store's precision.
+// It shares Header, Body and Intent with rec, as the contract allows.
 func copyRecord(rec *policy.Record) *policy.Record {
 	c := *rec
 	c.LeaseExpiry = storeTime(c.LeaseExpiry)
 	c.ExpiresAt = storeTime(c.ExpiresAt)
-	c.Intent = bytes.Clone(rec.Intent)
-	c.Body = bytes.Clone(rec.Body)
-	if rec.Header != nil {
-		c.Header = make(http.Header, len(rec.Header))
-		for k, v := range rec.Header {
-			if len(v) > 0 {
-				c.Header[k] = slices.Clone(v)
-			}
-		}
-	}
 	return &c
 }
 

@@ -17,8 +17,11 @@ import (
 // process and by processes sharing the backend. [storetest.Run] checks an
 // implementation against this contract.
 //
-// Records returned by a Store are the caller's to read, not to modify:
-// their Header, Body and Intent may be shared with the store.
+// Records are shared, not copied, on the way in and out: a store may keep
+// the Header, Body and Intent of a record given to Reserve or Write, so
+// the caller must not modify them afterwards, and the records a store
+// returns are the caller's to read, not to modify. (The engine's records,
+// from [policy.Rule.Decide] and [policy.Rule.Complete], are fresh copies.)
 type Store interface {
 	// Reserve takes the reservation's storage key for a first execution,
 	// or tells what holds it, in one round trip. At the store's time now,

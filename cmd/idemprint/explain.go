@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -16,38 +14,21 @@ import (
 	"github.com/idemprint/idemprint/policy"
 )
 
-// explainKeys are the keys explain may give both requests, in order of
-// preference; it uses the first that the rule's key syntax accepts. A UUID
-// satisfies the "uuid" syntax and a printable one of max_length 36 or more;
-// "k" any printable syntax, whose max_length is at least 1.
-var explainKeys = []string{"00000000-0000-4000-8000-000000000000", "k"}
-
-// headerFlags collects repeated --header "Name: value" flags.
-type headerFlags http.Header
-
-func (h headerFlags) String() string { return "" }
-
-func (h headerFlags) Set(s string) error {
-	name, value, ok := strings.Cut(s, ":")
-	if !ok || strings.TrimSpace(name) == "" {
-		return fmt.Errorf(`want "Name: value", got %q`, s)
-	}
-	http.Header(h).Add(strings.TrimSpace(name), strings.TrimSpace(value))
-	return nil
-}
-
 // runExplain tells what a policy does with SECOND, a request that reuses
 // FIRST's key after FIRST completed. It exits 0 when SECOND is a retry of
-// FIRST (equal fingerprints), 1 when it is not, and 2 on an error.
+// FIRST (equal fingerprints); 1 when it is not, when the policy has
+// problems and when a request is rejected (a body that is not strict JSON
+// or lacks a required value); 2 on a usage error, a file that cannot be read
+// or an error of explain itself.
 func runExplain(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("explain", "--policy POLICY --route 'METHOD /path' [--tenant T] [--status N] [--header 'Name: value'] [--json] FIRST.json SECOND.json", stderr)
+	fs := newFlags("explain", "--policy POLICY --route 'METHOD /path[?query]' [--tenant T] [--status N] [--header 'Name: value']... [--json] FIRST.json SECOND.json", stderr)
 	policyName := fs.String("policy", "", "policy file (required)")
 	route := fs.String("route", "", `request line of both requests, such as "POST /v1/payments" (required; a query is allowed)`)
 	tenant := fs.String("tenant", "explain", "tenant of both requests")
 	status := fs.Int("status", http.StatusCreated, "status FIRST completed with")
 	asJSON := fs.Bool("json", false, "write the explanation as JSON")
-	header := headerFlags{}
-	fs.Var(header, "header", `header of both requests, "Name: value" (repeatable)`)
+	var header headerFlag
+	fs.Var(&header, "header", `header of both requests, "Name: value" (repeatable; Host is the request's host)`)
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -59,25 +40,14 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "idemprint: --status must be a final status, 200 to 599")
 		return exitUsage
 	}
-	method, target, ok := strings.Cut(strings.TrimSpace(*route), " ")
-	target = strings.TrimSpace(target)
-	u, err := url.ParseRequestURI(target)
-	if !ok || method == "" || err != nil {
-		fmt.Fprintf(stderr, "idemprint: --route %q: want \"METHOD /path\", such as \"POST /v1/payments\"\n", *route)
-		return exitUsage
-	}
-
-	src, err := os.ReadFile(*policyName)
+	r, err := serverRequest(*route, header)
 	if err != nil {
 		fmt.Fprintln(stderr, "idemprint:", err)
 		return exitUsage
 	}
-	pol, err := policy.Parse(src)
-	if err != nil {
-		for _, p := range policyProblems(pol, err) {
-			fmt.Fprintln(stderr, "idemprint: "+formatProblem(*policyName, src, p))
-		}
-		return exitUsage
+	pol, code := loadPolicy(*policyName, stderr)
+	if pol == nil {
+		return code
 	}
 
 	ex := explanation{Policy: *policyName, Route: *route}
@@ -89,7 +59,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	rule, ok := pol.Match(method, u.Path)
+	rule, ok := pol.Match(r.Method, r.URL.Path)
 	if !ok {
 		ex.First, ex.Second = &step{File: files[0]}, &step{File: files[1]}
 		return ex.write(stdout, stderr, *asJSON)
@@ -102,17 +72,13 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	var reqs [2]policy.Request
 	var intents [2][]byte
 	for i, body := range bodies {
-		h := http.Header(header).Clone()
-		if h == nil {
-			h = http.Header{}
-		}
-		fr := fingerprint.Request{Method: method, Path: u.Path, Query: u.Query(), Header: h, Body: body}
-		if reqs[i], err = explainRequest(rule, *tenant, fr); err == nil {
+		var fr fingerprint.Request
+		if fr, reqs[i], err = ruleRequest(rule, r, *tenant, body); err == nil {
 			intents[i], err = rule.Fingerprinter().AppendIntent(nil, fr)
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, formatError(files[i], body, err))
-			return exitUsage
+			return exitFail
 		}
 	}
 
@@ -162,22 +128,6 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	return ex.write(stdout, stderr, *asJSON)
 }
 
-// explainRequest returns the Request for fr under rule, with the first of
-// explainKeys that the rule's key syntax accepts in its key header.
-func explainRequest(rule *policy.Rule, tenant string, fr fingerprint.Request) (policy.Request, error) {
-	for _, key := range explainKeys {
-		fr.Header.Set(rule.KeyHeader(), key)
-		req, err := rule.NewRequest(tenant, fr)
-		if err != nil {
-			return policy.Request{}, err
-		}
-		if _, _, err := rule.StorageKeys(req); !errors.Is(err, policy.ErrMalformedKey) {
-			return req, err
-		}
-	}
-	return policy.Request{}, fmt.Errorf("internal error: no key of explain is valid under the rule %s", rule.Pointer())
-}
-
 // decideFirst decides on FIRST, which meets no record: anything but an
 // execution is an error of explain itself, not an answer to print.
 func decideFirst(rule *policy.Rule, req policy.Request, now time.Time) (policy.Decision, error) {
@@ -197,7 +147,9 @@ func problemName(typ string) string {
 }
 
 // ignored lists the body paths at which the two bodies differ although
-// their intents do not: what the rule's spec leaves out.
+// their intents do not: what the rule's spec leaves out. A path at which the
+// bodies differ is counted when it is, holds or lies below the path of a
+// body difference of the intents, "#" standing for every index.
 func ignored(bodies [2][]byte, intentDiffs []fingerprint.Difference) []string {
 	whole, err := fingerprint.Compile(fingerprint.Spec{})
 	if err != nil {
@@ -217,7 +169,7 @@ func ignored(bodies [2][]byte, intentDiffs []fingerprint.Difference) []string {
 	for _, d := range raw {
 		counted := false
 		for _, id := range intentDiffs {
-			if id.Part == "body" && (id.Path == d.Path || strings.HasPrefix(d.Path, id.Path+".") || strings.HasPrefix(id.Path, d.Path+".")) {
+			if id.Part == "body" && related(d.Path, id.Path) {
 				counted = true
 			}
 		}
@@ -226,6 +178,52 @@ func ignored(bodies [2][]byte, intentDiffs []fingerprint.Difference) []string {
 		}
 	}
 	return out
+}
+
+// related reports whether the concrete body path c is, holds or lies below
+// the intent path p, whose "#" segments match every array index.
+func related(c, p string) bool {
+	cs, ps := splitPath(c), splitPath(p)
+	for i := range min(len(cs), len(ps)) {
+		if ps[i] == "#" {
+			if !isIndex(cs[i]) {
+				return false
+			}
+		} else if cs[i] != ps[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// splitPath splits a path at its unescaped dots; segments keep their
+// escapes, so "#" is every index and "\#" a member named "#".
+func splitPath(p string) []string {
+	var segs []string
+	start := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '.':
+			segs = append(segs, p[start:i])
+			start = i + 1
+		}
+	}
+	return append(segs, p[start:])
+}
+
+// isIndex reports whether seg is a decimal array index, as Diff writes one.
+func isIndex(seg string) bool {
+	if seg == "" || len(seg) > 1 && seg[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func rawOrNull(b []byte) json.RawMessage {
@@ -286,19 +284,19 @@ func (ex *explanation) write(stdout, stderr io.Writer, asJSON bool) int {
 	if ex.Ignored == nil {
 		ex.Ignored = []string{}
 	}
-	var err error
+	var out []byte
 	if asJSON {
-		var b []byte
-		b, err = json.MarshalIndent(ex, "", "  ")
-		if err == nil {
-			_, err = stdout.Write(append(b, '\n'))
+		b, err := json.MarshalIndent(ex, "", "  ")
+		if err != nil {
+			fmt.Fprintln(stderr, "idemprint: internal error:", err)
+			return exitUsage
 		}
+		out = append(b, '\n')
 	} else {
-		_, err = io.WriteString(stdout, ex.text())
+		out = []byte(ex.text())
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "idemprint:", err)
-		return exitUsage
+	if c := writeOutput(stdout, stderr, out); c != exitOK {
+		return c
 	}
 	return code
 }

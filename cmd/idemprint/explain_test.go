@@ -22,15 +22,21 @@ const (
 	brokenPolicy = "../../testdata/policy/broken.json"
 )
 
-// fp computes the fingerprint explain must print for file under the seed
+// fp computes the fingerprint explain must print for file under the
 // policy's rule for method and path, with the given headers.
 func fp(t *testing.T, policyFile, method, path, file string, header http.Header) string {
 	t.Helper()
-	src, err := os.ReadFile(policyFile)
+	sum, err := testRule(t, policyFile, method, path).Fingerprinter().Sum(fingerprint.Request{Method: method, Path: path, Header: header, Body: readFile(t, file)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policy.Parse(src)
+	return sum.String()
+}
+
+// testRule returns the rule of the policy in policyFile for method and path.
+func testRule(t *testing.T, policyFile, method, path string) *policy.Rule {
+	t.Helper()
+	pol, err := policy.Parse(readFile(t, policyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +44,16 @@ func fp(t *testing.T, policyFile, method, path, file string, header http.Header)
 	if !ok {
 		t.Fatalf("no rule for %s %s", method, path)
 	}
-	body, err := os.ReadFile(file)
+	return rule
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := rule.Fingerprinter().Sum(fingerprint.Request{Method: method, Path: path, Header: header, Body: body})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sum.String()
+	return b
 }
 
 func TestExplain(t *testing.T) {
@@ -58,6 +65,10 @@ func TestExplain(t *testing.T) {
 	apiV2 := http.Header{"X-Api-Version": {"2"}}
 	shortKeys := writeTemp(t, "short.json", `{"rules": [{"route": "POST /v1/payments", "key": {"max_length": 8}}]}`)
 	uuidKeys := writeTemp(t, "uuid.json", `{"rules": [{"route": "POST /v1/payments", "key": {"syntax": "uuid"}}]}`)
+	orders := writeTemp(t, "orders.json", `{"rules": [{"route": "POST /v1/orders", "fingerprint": {"intent": ["items.#.sku", "customer\\.id"]}}]}`)
+	order1 := writeTemp(t, "order1.json", `{"customer.id": "c1", "items": [{"sku": "A", "note": "gift"}, {"sku": "B"}], "traceId": "t1"}`)
+	order2 := writeTemp(t, "order2.json", `{"customer.id": "c1", "items": [{"sku": "C", "note": "gift"}, {"sku": "B", "note": "x"}], "traceId": "t2"}`)
+	order3 := writeTemp(t, "order3.json", `{"customer.id": "c2", "items": [{"sku": "A"}, {"sku": "B"}, {"sku": "D"}]}`)
 
 	for _, tc := range []struct {
 		name   string
@@ -172,6 +183,35 @@ second  ` + pay10 + `
         retry → replay 201
 `,
 	}, {
+		name: "Hash/ChangedElementIsNotIgnored",
+		args: []string{"--policy", orders, "--route", "POST /v1/orders", order1, order2},
+		code: 1,
+		stdout: `rule    /rules/0 POST /v1/orders (on_mismatch reject 422)
+first   ` + order1 + `
+        ` + fp(t, orders, "POST", "/v1/orders", order1, nil) + `
+        execute → 201, stored
+second  ` + order2 + `
+        ` + fp(t, orders, "POST", "/v1/orders", order2, nil) + `
+        conflict → 422 idempotency_key_reuse
+        items.#.sku: ["A","B"] → ["C","B"]
+        ignored by the rule: items.1.note, traceId
+`,
+	}, {
+		name: "Hash/LongerArrayAndEscapedName",
+		args: []string{"--policy", orders, "--route", "POST /v1/orders", order1, order3},
+		code: 1,
+		stdout: `rule    /rules/0 POST /v1/orders (on_mismatch reject 422)
+first   ` + order1 + `
+        ` + fp(t, orders, "POST", "/v1/orders", order1, nil) + `
+        execute → 201, stored
+second  ` + order3 + `
+        ` + fp(t, orders, "POST", "/v1/orders", order3, nil) + `
+        conflict → 422 idempotency_key_reuse
+        customer\.id: "c1" → "c2"
+        items.#.sku: ["A","B"] → ["A","B","D"]
+        ignored by the rule: traceId
+`,
+	}, {
 		name: "NoRule/PassThrough",
 		args: []string{"--policy", seedPolicy, "--route", "GET /v1/payments", pay10, pay10Retry},
 		code: 1,
@@ -260,26 +300,27 @@ func TestExplainErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		args   []string
+		code   int
 		stderr string // a substring
 	}{
-		{"Usage/NoArgs", nil, "usage: idemprint explain"},
-		{"Usage/OneFile", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10}, "usage: idemprint explain"},
-		{"Usage/NoPolicy", []string{"--route", "POST /v1/payments", pay10, pay10}, "usage: idemprint explain"},
-		{"Usage/NoRoute", []string{"--policy", seedPolicy, pay10, pay10}, "usage: idemprint explain"},
-		{"Usage/BadRoute", []string{"--policy", seedPolicy, "--route", "/v1/payments", pay10, pay10}, `--route "/v1/payments"`},
-		{"Usage/Status", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", "--status", "102", pay10, pay10}, "--status"},
-		{"Usage/Header", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", "--header", "nocolon", pay10, pay10}, `want "Name: value"`},
-		{"Policy/Missing", []string{"--policy", "nope.json", "--route", "POST /v1/payments", pay10, pay10}, "no such file"},
-		{"Policy/Problems", []string{"--policy", brokenPolicy, "--route", "POST /v1/payments", pay10, pay10},
+		{"Usage/NoArgs", nil, 2, "usage: idemprint explain"},
+		{"Usage/OneFile", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10}, 2, "usage: idemprint explain"},
+		{"Usage/NoPolicy", []string{"--route", "POST /v1/payments", pay10, pay10}, 2, "usage: idemprint explain"},
+		{"Usage/NoRoute", []string{"--policy", seedPolicy, pay10, pay10}, 2, "usage: idemprint explain"},
+		{"Usage/BadRoute", []string{"--policy", seedPolicy, "--route", "/v1/payments", pay10, pay10}, 2, `--route "/v1/payments"`},
+		{"Usage/Status", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", "--status", "102", pay10, pay10}, 2, "--status"},
+		{"Usage/Header", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", "--header", "nocolon", pay10, pay10}, 2, `want "Name: value"`},
+		{"Policy/Missing", []string{"--policy", "nope.json", "--route", "POST /v1/payments", pay10, pay10}, 2, "no such file"},
+		{"Policy/Problems", []string{"--policy", brokenPolicy, "--route", "POST /v1/payments", pay10, pay10}, 1,
 			"idemprint: " + brokenPolicy + ":3:12 (byte 29) at /defaults/ttl: invalid duration"},
-		{"Body/Missing", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10, "nope.json"}, "no such file"},
-		{"Body/DuplicateName", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10, notJSON}, notJSON + ":2:2 (byte 23) at /amountCents: "},
-		{"Body/MissingRequired", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", noIBAN, pay10}, "destination.iban"},
+		{"Body/Missing", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10, "nope.json"}, 2, "no such file"},
+		{"Body/DuplicateName", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", pay10, notJSON}, 1, notJSON + ":2:2 (byte 23) at /amountCents: "},
+		{"Body/MissingRequired", []string{"--policy", seedPolicy, "--route", "POST /v1/payments", noIBAN, pay10}, 1, "destination.iban"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := runExplain(tc.args, &stdout, &stderr); code != 2 {
-				t.Errorf("runExplain(%q) = %d, want 2", tc.args, code)
+			if code := runExplain(tc.args, &stdout, &stderr); code != tc.code {
+				t.Errorf("runExplain(%q) = %d, want %d", tc.args, code, tc.code)
 			}
 			if !strings.Contains(stderr.String(), tc.stderr) {
 				t.Errorf("runExplain(%q) stderr = %q, want it to contain %q", tc.args, stderr.String(), tc.stderr)
@@ -332,7 +373,7 @@ func TestExplainFirstDecision(t *testing.T) {
 		})
 	}
 	fr := fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{}, Body: []byte(`{"a":1}`)}
-	req, err := explainRequest(rule, "t", fr)
+	req, err := keyedRequest(rule, "t", fr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,5 +392,47 @@ func TestProblemName(t *testing.T) {
 		if got := problemName(typ); got != want {
 			t.Errorf("problemName(%q) = %q, want %q", typ, got, want)
 		}
+	}
+}
+
+func TestRelated(t *testing.T) {
+	for _, tc := range []struct {
+		concrete, intent string
+		want             bool
+		reason           string
+	}{
+		{"amountCents", "amountCents", true, "the path itself"},
+		{"destination.iban", "destination", true, "below an intent path"},
+		{"items", "items.#.sku", true, "an array that holds the intent path"},
+		{"items.0.sku", "items.#.sku", true, `"#" matches every index`},
+		{"items.12.sku", "items.#.sku", true, `"#" matches every index`},
+		{"items.1.note", "items.#.sku", false, "another member of the element"},
+		{"items.a.sku", "items.#.sku", false, `"#" matches indexes, not member names`},
+		{"items.01.sku", "items.#.sku", false, "not an index as Diff writes one"},
+		{`items.\#.sku`, "items.#.sku", false, `"\#" is a member named "#"`},
+		{`customer\.id`, `customer\.id`, true, "escaped dots do not split"},
+		{"customer.id", `customer\.id`, false, "a member customer with a member id is another path"},
+		{"amount", "amountCents", false, "a prefix of a name is not a prefix of the path"},
+	} {
+		if got := related(tc.concrete, tc.intent); got != tc.want {
+			t.Errorf("related(%q, %q) = %v, want %v: %s", tc.concrete, tc.intent, got, tc.want, tc.reason)
+		}
+	}
+}
+
+// TestExplainJSONIgnoredHash checks that --json lists the same ignored
+// paths as the text: an element that changed an intent path through "#" is
+// not among them.
+func TestExplainJSONIgnoredHash(t *testing.T) {
+	orders := writeTemp(t, "orders.json", `{"rules": [{"route": "POST /v1/orders", "fingerprint": {"intent": ["items.#.sku"]}}]}`)
+	order1 := writeTemp(t, "order1.json", `{"items": [{"sku": "A"}, {"sku": "B"}], "traceId": "t1"}`)
+	order2 := writeTemp(t, "order2.json", `{"items": [{"sku": "C"}, {"sku": "B", "note": "x"}], "traceId": "t2"}`)
+	got := runCLI([]string{"explain", "--json", "--policy", orders, "--route", "POST /v1/orders", order1, order2}, "")
+	var ex struct{ Ignored []string }
+	if err := json.Unmarshal([]byte(got.Stdout), &ex); err != nil || got.Code != 1 {
+		t.Fatalf("explain --json = %+v: %v", got, err)
+	}
+	if diff := cmp.Diff([]string{"items.1.note", "traceId"}, ex.Ignored); diff != "" {
+		t.Errorf("ignored mismatch (-want +got):\n%s", diff)
 	}
 }

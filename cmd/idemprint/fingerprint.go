@@ -6,11 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/idemprint/idemprint/fingerprint"
-	"github.com/idemprint/idemprint/policy"
 )
 
 // listFlag collects a repeated flag.
@@ -20,19 +18,18 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 const fingerprintSynopsis = `[--intent PATH]... [--ignore NAME|PATH]... [--required PATH]...
-       [--method M] [--path P] [--header NAME:VALUE]... [--query NAME=VALUE]...
+       [--method M] [--path P] [--header 'Name: value']... [--query NAME=VALUE]...
        [--numbers exact|jcs] [--show] [FILE]
-   or: idemprint fingerprint --policy POLICY --route 'METHOD /concrete/path'
-       [--header NAME:VALUE]... [--query NAME=VALUE]... [--show] [FILE]`
+   or: idemprint fingerprint --policy POLICY --route 'METHOD /path[?query]'
+       [--header 'Name: value']... [--show] [FILE]`
 
 func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var (
-		spec                  fingerprint.Spec
-		intent, ignore, req   listFlag
-		headers, query        listFlag
-		method, path, numbers string
-		policyFile, route     string
-		show                  bool
+		intent, ignore, req, query listFlag
+		header                     headerFlag
+		method, path, numbers      string
+		policyFile, route          string
+		show                       bool
 	)
 	fs := newFlags("fingerprint", fingerprintSynopsis, stderr)
 	fs.Var(&intent, "intent", "a body path that counts (repeatable); none: the whole body counts")
@@ -40,11 +37,11 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	fs.Var(&req, "required", "an intent path that must be present (repeatable)")
 	fs.StringVar(&method, "method", "POST", "the request method")
 	fs.StringVar(&path, "path", "/", "the concrete request path")
-	fs.Var(&headers, "header", "a header that identifies the operation, as NAME:VALUE (repeatable)")
+	fs.Var(&header, "header", "a header, as 'Name: value' (repeatable); without --policy, each one counts")
 	fs.Var(&query, "query", "a query parameter that identifies the operation, as NAME=VALUE (repeatable)")
 	fs.StringVar(&numbers, "numbers", "exact", "number mode: exact or jcs")
-	fs.StringVar(&policyFile, "policy", "", "take the spec from this policy file's rule for --route")
-	fs.StringVar(&route, "route", "", "with --policy: the method and concrete path, e.g. 'POST /v1/payments'")
+	fs.StringVar(&policyFile, "policy", "", "take the spec from the rule of this policy file that --route matches")
+	fs.StringVar(&route, "route", "", "with --policy: the request line, such as 'POST /v1/payments' (a query is allowed)")
 	fs.BoolVar(&show, "show", false, "also print the canonical intent document that was hashed")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
@@ -53,15 +50,23 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fs.Usage()
 		return exitUsage
 	}
-
-	r := fingerprint.Request{Method: method, Path: path, Header: http.Header{}, Query: url.Values{}}
-	for _, h := range headers {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok || name == "" {
-			fmt.Fprintf(stderr, "idemprint: --header %q: want NAME:VALUE\n", h)
+	if policyFile != "" {
+		if len(intent)+len(ignore)+len(req)+len(query) > 0 || isSet(fs, "numbers") || isSet(fs, "method") || isSet(fs, "path") {
+			fmt.Fprintln(stderr, "idemprint: --policy takes the spec from the policy and the request line, query included, from --route; drop --intent, --ignore, --required, --numbers, --method, --path and --query")
 			return exitUsage
 		}
-		r.Header.Add(name, strings.TrimSpace(value))
+		return fingerprintRule(policyFile, route, header, fs.Arg(0), show, stdin, stdout, stderr)
+	}
+	if route != "" {
+		fmt.Fprintln(stderr, "idemprint: --route needs --policy")
+		return exitUsage
+	}
+
+	spec := fingerprint.Spec{Intent: intent, Ignore: ignore, Required: req, Numbers: numbers}
+	r := fingerprint.Request{Method: method, Path: path, Header: http.Header{}, Query: url.Values{}}
+	for _, h := range header {
+		name, value, _ := strings.Cut(h, ": ")
+		r.Header.Add(name, value)
 		spec.Headers = appendNew(spec.Headers, http.CanonicalHeaderKey(name))
 	}
 	for _, q := range query {
@@ -73,81 +78,64 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		r.Query.Add(name, value)
 		spec.Query = appendNew(spec.Query, name)
 	}
-
-	var f *fingerprint.Fingerprinter
-	if policyFile != "" {
-		if len(intent)+len(ignore)+len(req) > 0 || isSet(fs, "numbers") || isSet(fs, "method") || isSet(fs, "path") {
-			fmt.Fprintln(stderr, "idemprint: --policy takes the spec and the request line from the policy and --route; drop --intent, --ignore, --required, --numbers, --method and --path")
-			return exitUsage
-		}
-		var code int
-		if f, r.Method, r.Path, code = ruleFingerprinter(policyFile, route, stderr); f == nil {
-			return code
-		}
-	} else {
-		if route != "" {
-			fmt.Fprintln(stderr, "idemprint: --route needs --policy")
-			return exitUsage
-		}
-		spec.Intent, spec.Ignore, spec.Required, spec.Numbers = intent, ignore, req, numbers
-		var err error
-		if f, err = fingerprint.Compile(spec); err != nil {
-			fmt.Fprintln(stderr, "idemprint:", err)
-			return exitUsage
-		}
+	f, err := fingerprint.Compile(spec)
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
 	}
-
 	body, name, err := readInput(fs.Arg(0), stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "idemprint:", err)
 		return exitUsage
 	}
 	r.Body = body
-	doc, err := f.AppendIntent(nil, r)
-	if err != nil {
-		fmt.Fprintln(stderr, formatError(name, body, err))
-		return exitFail
-	}
 	sum, err := f.Sum(r)
 	if err != nil {
 		fmt.Fprintln(stderr, formatError(name, body, err))
 		return exitFail
 	}
-	fmt.Fprintln(stdout, sum)
+	out := append([]byte(sum.String()), '\n')
 	if show {
-		fmt.Fprintf(stdout, "%s\n", doc)
+		out, _ = f.AppendIntent(out, r) // Sum succeeded, so AppendIntent does
+		out = append(out, '\n')
 	}
-	return exitOK
+	return writeOutput(stdout, stderr, out)
 }
 
-// ruleFingerprinter loads a policy and returns the fingerprinter of the rule
-// that route ("METHOD /path") matches, with the method and path; on failure
-// it reports and returns a nil fingerprinter and the exit status.
-func ruleFingerprinter(policyFile, route string, stderr io.Writer) (*fingerprint.Fingerprinter, string, string, int) {
-	method, path, ok := strings.Cut(strings.TrimSpace(route), " ")
-	path = strings.TrimSpace(path)
-	if !ok || method == "" || !strings.HasPrefix(path, "/") {
-		fmt.Fprintf(stderr, "idemprint: --route %q: want 'METHOD /concrete/path'\n", route)
-		return nil, "", "", exitUsage
-	}
-	data, err := os.ReadFile(policyFile)
+// fingerprintRule is fingerprint --policy: it prints the fingerprint a
+// server computes for the body in file sent as route with header, and the
+// rule it used.
+func fingerprintRule(policyFile, route string, header headerFlag, file string, show bool, stdin io.Reader, stdout, stderr io.Writer) int {
+	r, err := serverRequest(route, header)
 	if err != nil {
 		fmt.Fprintln(stderr, "idemprint:", err)
-		return nil, "", "", exitUsage
+		return exitUsage
 	}
-	p, err := policy.Parse(data)
+	pol, code := loadPolicy(policyFile, stderr)
+	if pol == nil {
+		return code
+	}
+	body, name, err := readInput(file, stdin)
 	if err != nil {
-		for _, prob := range policyProblems(p, err) {
-			fmt.Fprintln(stderr, "idemprint: "+formatProblem(policyFile, data, prob))
-		}
-		return nil, "", "", exitUsage
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
 	}
-	rule, ok := p.Match(method, path)
+	rule, ok := pol.Match(r.Method, r.URL.Path)
 	if !ok {
-		fmt.Fprintf(stderr, "idemprint: %s: no rule matches %s %s\n", policyFile, method, path)
-		return nil, "", "", exitUsage
+		fmt.Fprintf(stderr, "idemprint: %s: no rule matches %s %s: the request passes through without a fingerprint\n", policyFile, r.Method, r.URL.Path)
+		return exitFail
 	}
-	return rule.Fingerprinter(), method, path, exitOK
+	fr, req, err := ruleRequest(rule, r, "idemprint", body)
+	if err != nil {
+		fmt.Fprintln(stderr, formatError(name, body, err))
+		return exitFail
+	}
+	out := []byte(req.Fingerprint.String() + "\nrule " + ruleName(rule) + "\n")
+	if show {
+		out, _ = rule.Fingerprinter().AppendIntent(out, fr) // NewRequest's Sum succeeded, so AppendIntent does
+		out = append(out, '\n')
+	}
+	return writeOutput(stdout, stderr, out)
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {

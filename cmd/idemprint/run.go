@@ -27,13 +27,32 @@ commands:
   help         print this help
 
 Run "idemprint <command> -h" for a command's flags.
+
+exit status, the same for every command:
+  0  success                                              canon, fingerprint, version, help
+     the policy is clean                                  lint
+     the policies are clean, no route orphans records     lint --previous
+     SECOND is a retry of FIRST                           explain
+  1  a body that is not strict JSON                       canon, fingerprint, explain
+     a request a server rejects: a missing required       fingerprint, explain
+       value, a declared query parameter that does not
+       parse, a declared header that is not UTF-8
+     a policy with problems                               lint, fingerprint --policy, explain
+     a deploy from OLD to NEW orphans stored records      lint --previous
+     no rule matches --route (the request passes through) fingerprint --policy
+     SECOND is not a retry (a conflict, or no rule)       explain
+  2  an unknown command or flag, a missing or extra       every command
+       argument, a bad flag value
+     a file that cannot be read                           every command that reads one
+     output that cannot be written, an internal error     canon, fingerprint, explain
 `
 
-// Exit statuses shared by every command.
+// Exit statuses shared by every command; usage and the README list which
+// case gives which.
 const (
-	exitOK    = 0
-	exitFail  = 1 // invalid input, problems found, or "not a retry"
-	exitUsage = 2 // bad arguments or an error of the tool itself
+	exitOK    = 0 // success; for explain, SECOND is a retry
+	exitFail  = 1 // a finding or rejected input
+	exitUsage = 2 // a usage or environment error
 )
 
 // run is the whole CLI; main only supplies the process's streams.
@@ -168,6 +187,12 @@ func runCanon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, formatError(name, src, err))
 		return exitFail
 	}
+	return writeOutput(stdout, stderr, out)
+}
+
+// writeOutput writes out, a command's whole output, to stdout. Output that
+// cannot be written is an environment error.
+func writeOutput(stdout, stderr io.Writer, out []byte) int {
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintln(stderr, "idemprint:", err)
 		return exitUsage

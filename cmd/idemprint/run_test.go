@@ -171,8 +171,7 @@ func TestFingerprintCommand(t *testing.T) {
 		{"RouteWithoutPolicy", []string{"fingerprint", "--route", "POST /x"}},
 		{"PolicyAndIntent", []string{"fingerprint", "--policy", "p.json", "--route", "POST /x", "--intent", "a"}},
 		{"BadRoute", []string{"fingerprint", "--policy", "../../testdata/policy/payments.json", "--route", "/v1/payments"}},
-		{"NoRule", []string{"fingerprint", "--policy", "../../testdata/policy/payments.json", "--route", "GET /v1/payments"}},
-		{"BrokenPolicy", []string{"fingerprint", "--policy", "../../testdata/policy/broken.json", "--route", "POST /v1/payments"}},
+		{"PolicyAndQuery", []string{"fingerprint", "--policy", "../../testdata/policy/payments.json", "--route", "POST /v1/refunds", "--query", "x=1"}},
 	} {
 		t.Run("Usage/"+tt.name, func(t *testing.T) {
 			if got := runCLI(tt.args, "{}"); got.Code != 2 || got.Stdout != "" || got.Stderr == "" {
