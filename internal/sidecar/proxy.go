@@ -7,6 +7,7 @@ import (
 	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -58,9 +59,25 @@ func NewBareProxy(upstream *url.URL, opts ProxyOptions) *httputil.ReverseProxy {
 			pr.SetURL(upstream)
 			pr.SetXForwarded()
 		},
-		Transport: NewTransport(opts),
+		Transport:  NewTransport(opts),
+		BufferPool: &buffers,
 	}
 }
+
+// buffers lends the proxies the buffers they copy response bodies
+// through; without it, ReverseProxy allocates 32 KiB per response.
+var buffers bufferPool
+
+type bufferPool struct{ pool sync.Pool }
+
+func (p *bufferPool) Get() []byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, 32<<10)
+}
+
+func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
 
 // attempt follows one request to the upstream: whether the transport
 // began writing it on a connection, in any of its tries. It is set from

@@ -109,6 +109,7 @@ func New(cfg Config) (*Sidecar, error) {
 			hideReplayable(pr.Out.Header)
 		},
 		Transport:    NewTransport(cfg.Proxy),
+		BufferPool:   &buffers,
 		ErrorHandler: s.upstreamFailed,
 		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
