@@ -1,0 +1,2 @@
+// Package pgstore is a [store.Store] in PostgreSQL.
+package pgstore
