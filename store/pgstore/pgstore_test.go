@@ -100,3 +100,6 @@ func TestCreateTableIdempotent(t *testing.T) {
 	}
 	_ = pgx.ErrNoRows
 }
+
+// storeOptions are the options of the tests' stores.
+func storeOptions() pgstore.Options { return pgstore.Options{} }
