@@ -55,6 +55,19 @@ func reservation(t testing.TB, rule *policy.Rule, req policy.Request) store.Rese
 	return store.Reservation{Record: *d.Reserve, Lease: rule.Lease(), TTL: rule.TTL(), NewIdentity: nk}
 }
 
+// startRound reserves the key of a round for request a and returns
+// request b, which reuses the key with another body, and a's reservation.
+func startRound(t *testing.T, s store.Store, rule *policy.Rule, round int) (b policy.Request, first store.Outcome) {
+	t.Helper()
+	key := "k" + strconv.Itoa(round)
+	a := newRequest(t, rule, "acme", key, 10)
+	first, err := s.Reserve(context.Background(), reservation(t, rule, a))
+	if err != nil || !first.Reserved {
+		t.Fatalf("round %d: reserving a: %v, %v", round, first.Reserved, err)
+	}
+	return newRequest(t, rule, "acme", key, 20), first
+}
+
 // stressRounds and stressTime bound the two-key stress tests.
 const (
 	stressRounds = 300
@@ -76,13 +89,7 @@ func TestTwoKeysRaceDirect(t *testing.T) {
 	var both, asNew, reserved, rounds int
 	for round := 0; round < stressRounds && time.Now().Before(deadline); round++ {
 		rounds++
-		key := "k" + strconv.Itoa(round)
-		a := newRequest(t, rule, "acme", key, 10)
-		b := newRequest(t, rule, "acme", key, 20)
-		first, err := s.Reserve(ctx, reservation(t, rule, a))
-		if err != nil || !first.Reserved {
-			t.Fatalf("round %d: reserving a: %v, %v", round, first.Reserved, err)
-		}
+		b, first := startRound(t, s, rule, round)
 		// b's decision on a's reservation: execute as new, guarded by it.
 		d, err := rule.Decide(b, &first.Record, nil, first.Now)
 		if err != nil || d.Action != policy.ExecuteAsNew {
@@ -156,13 +163,7 @@ func TestTwoKeysRaceAcquire(t *testing.T) {
 	rounds := 0
 	for round := 0; round < stressRounds && time.Now().Before(deadline); round++ {
 		rounds++
-		key := "k" + strconv.Itoa(round)
-		a := newRequest(t, rule, "acme", key, 10)
-		b := newRequest(t, rule, "acme", key, 20)
-		first, err := s.Reserve(ctx, reservation(t, rule, a))
-		if err != nil || !first.Reserved {
-			t.Fatalf("round %d: reserving a: %v, %v", round, first.Reserved, err)
-		}
+		b, first := startRound(t, s, rule, round)
 		var (
 			wg     sync.WaitGroup
 			start  = make(chan struct{})
