@@ -155,7 +155,8 @@ func (s *Store) Reserve(ctx context.Context, r store.Reservation) (store.Outcome
 }
 
 // Write implements [store.Store.Write]: one call of the table's _write
-// function. Generations above 2^63-1, which a bigint cannot hold, are an
+// function. Generations above 2^63-1, which a bigint cannot hold, and
+// times outside the years 1 to 9999 (but the zero time, "none") are an
 // error wrapping [store.ErrInvalid].
 func (s *Store) Write(ctx context.Context, rec policy.Record, guard store.Guard) error {
 	key := rec.StorageKey
@@ -167,6 +168,9 @@ func (s *Store) Write(ctx context.Context, rec policy.Record, guard store.Guard)
 	}
 	if rec.Generation > math.MaxInt64 || guard.Generation > math.MaxInt64 {
 		return &store.Error{Op: "write", StorageKey: key, Kind: store.ErrInvalid, Err: errors.New("pgstore: a generation above 2^63-1")}
+	}
+	if !storable(rec.LeaseExpiry) || !storable(rec.ExpiresAt) {
+		return &store.Error{Op: "write", StorageKey: key, Kind: store.ErrInvalid, Err: errors.New("pgstore: a time outside the years 1 to 9999")}
 	}
 	primary, _ := policy.PrimaryKey(key) // ValidateWrite checked it
 	var guardKey []byte

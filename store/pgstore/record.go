@@ -77,6 +77,13 @@ func timestamptz(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: t.Truncate(time.Microsecond), Valid: true}
 }
 
+// storable reports whether t is the zero time or within the years 1 to
+// 9999, which every protocol of pgx encodes exactly.
+func storable(t time.Time) bool {
+	y := t.UTC().Year()
+	return t.IsZero() || y >= 1 && y <= 9999
+}
+
 // fromTimestamptz is the inverse of [timestamptz]; ok is false for NULL
 // and +infinity, which this package never writes.
 func fromTimestamptz(ts pgtype.Timestamptz) (t time.Time, ok bool) {
