@@ -17,9 +17,9 @@ import (
 const exampleURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
 // testPool returns a pool on the database of IDEMPRINT_TEST_POSTGRES with
-// at most maxConns connections, named appName in pg_stat_activity, closed
-// when the test ends.
-func testPool(t testing.TB, appName string, maxConns int32) *pgxpool.Pool {
+// at most maxConns connections, named appName in pg_stat_activity, in the
+// query mode mode (0: pgx's default), closed when the test ends.
+func testPoolMode(t testing.TB, appName string, maxConns int32, mode pgx.QueryExecMode) *pgxpool.Pool {
 	t.Helper()
 	url := testenv.Lookup(t, testenv.Postgres, exampleURL)
 	cfg, err := pgxpool.ParseConfig(url)
@@ -28,6 +28,9 @@ func testPool(t testing.TB, appName string, maxConns int32) *pgxpool.Pool {
 	}
 	cfg.MaxConns = maxConns
 	cfg.ConnConfig.RuntimeParams["application_name"] = appName
+	if mode != 0 {
+		cfg.ConnConfig.DefaultQueryExecMode = mode
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +40,12 @@ func testPool(t testing.TB, appName string, maxConns int32) *pgxpool.Pool {
 		t.Fatalf("PostgreSQL at %s: %v", testenv.Postgres, err)
 	}
 	return pool
+}
+
+// testPool returns a pool in pgx's default query mode.
+func testPool(t testing.TB, appName string, maxConns int32) *pgxpool.Pool {
+	t.Helper()
+	return testPoolMode(t, appName, maxConns, 0)
 }
 
 // newStore returns a store whose table is in a schema of its own, created
@@ -67,7 +76,21 @@ func newStore(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options) *pgstore.S
 }
 
 func TestConformance(t *testing.T) {
-	pool := testPool(t, "idemprint-pgstore-conformance", 24)
+	conformance(t, testPool(t, "idemprint-pgstore-conformance", 24))
+}
+
+// The store keeps its contract in the query modes that PgBouncer's
+// transaction pooling needs: unnamed statements with text parameters
+// (QueryExecModeExec) and the simple protocol.
+func TestConformanceQueryExecModes(t *testing.T) {
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol} {
+		t.Run(mode.String(), func(t *testing.T) {
+			conformance(t, testPoolMode(t, "idemprint-pgstore-conformance-"+mode.String(), 12, mode))
+		})
+	}
+}
+
+func conformance(t *testing.T, pool *pgxpool.Pool) {
 	storetest.Run(t, func(t *testing.T) storetest.Subject {
 		s := newStore(t, pool, pgstore.Options{})
 		return storetest.Subject{
@@ -98,7 +121,6 @@ func TestCreateTableIdempotent(t *testing.T) {
 	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM "+s.Table()).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the table after CreateTable again: %d rows, %v", n, err)
 	}
-	_ = pgx.ErrNoRows
 }
 
 // storeOptions are the options of the tests' stores.
