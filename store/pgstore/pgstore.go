@@ -52,6 +52,13 @@ type Store struct {
 	logger *slog.Logger
 }
 
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.Sweeper      = (*Store)(nil)
+	_ store.TenantPurger = (*Store)(nil)
+	_ store.Pinger       = (*Store)(nil)
+)
+
 // New returns a store keeping its records in the table opts names, through
 // pool. It does not talk to the database: create the table with
 // [Store.CreateTable] or with the DDL of the package documentation. It is

@@ -5,13 +5,19 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/internal/testenv"
 	"github.com/idemprint/idemprint/policy"
 	"github.com/idemprint/idemprint/store"
+	"github.com/idemprint/idemprint/store/pgstore"
 )
 
 // newRule returns the rule of a policy that executes a mismatch as a new
@@ -217,4 +223,32 @@ func TestTwoKeysRaceAcquire(t *testing.T) {
 		}
 	}
 	t.Logf("%d rounds", rounds)
+}
+
+// Under REPEATABLE READ a statement after a lock wait would read the
+// snapshot taken before it, and the two-key race would be open again: the
+// functions refuse to run, and the store reports ErrUnavailable.
+func TestRepeatableReadRefused(t *testing.T) {
+	pool := testPool(t, "idemprint-pgstore-isolation", 2)
+	s := newStore(t, pool, storeOptions())
+	cfg, err := pgxpool.ParseConfig(testenv.Lookup(t, testenv.Postgres, exampleURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "repeatable read"
+	rr, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Close()
+	s2, err := pgstore.New(rr, pgstore.Options{Table: strings.ReplaceAll(s.Table(), `"`, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := newRule(t)
+	_, err = s2.Reserve(context.Background(), reservation(t, rule, newRequest(t, rule, "acme", "k1", 10)))
+	var pgErr *pgconn.PgError
+	if !errors.Is(err, store.ErrUnavailable) || !errors.As(err, &pgErr) || pgErr.Code != "25000" {
+		t.Errorf("Reserve under REPEATABLE READ: error %v, want ErrUnavailable from SQLSTATE 25000", err)
+	}
 }
