@@ -1,6 +1,6 @@
 module github.com/idemprint/idemprint/bench
 
-go 1.25
+go 1.25.0
 
 replace github.com/idemprint/idemprint => ../
 
@@ -8,14 +8,20 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20251027170946-4849db3c2f7e
 	github.com/gowebpki/jcs v1.0.2
 	github.com/idemprint/idemprint v0.0.0-00010101000000-000000000000
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/tidwall/gjson v1.20.2
 )
 
 require (
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect
 	golang.org/x/perf v0.0.0-20250813145418-2f7363a06fe1 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 )
 
 tool golang.org/x/perf/cmd/benchstat
