@@ -56,328 +56,346 @@ var errDown = &store.Error{Op: "test", Kind: store.ErrUnavailable, Err: errors.N
 
 // A panicking handler releases its reservation, and the panic goes on.
 func TestPanicReleases(t *testing.T) {
-	a := newApp(t, memory(t), paymentsPolicy, idemhttp.Options{})
-	panics := true
-	a.respond = func(w http.ResponseWriter, r *http.Request) {
-		if panics {
-			panic("handler bug")
-		}
-		w.WriteHeader(201)
-	}
-	func() {
-		defer func() {
-			if p := recover(); p != "handler bug" {
-				t.Errorf("recovered %v, want the handler's panic to go on", p)
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		a := newApp(t, newStore(t), paymentsPolicy, idemhttp.Options{})
+		panics := true
+		a.respond = func(w http.ResponseWriter, r *http.Request) {
+			if panics {
+				panic("handler bug")
 			}
+			w.WriteHeader(201)
+		}
+		func() {
+			defer func() {
+				if p := recover(); p != "handler bug" {
+					t.Errorf("recovered %v, want the handler's panic to go on", p)
+				}
+			}()
+			a.send("acme", "k", firstPayment)
 		}()
-		a.send("acme", "k", firstPayment)
-	}()
-	if ev := a.lastEvent(); ev.Outcome != idemhttp.Panicked {
-		t.Errorf("event outcome = %v, want panicked", ev.Outcome)
-	}
-	panics = false
-	if w := a.send("acme", "k", firstPayment); w.Code != 201 || a.executions("acme", "k") != 2 {
-		t.Errorf("retry after a panic = %d after %d executions, want a new execution (201, 2)", w.Code, a.executions("acme", "k"))
-	}
+		if ev := a.lastEvent(); ev.Outcome != idemhttp.Panicked {
+			t.Errorf("event outcome = %v, want panicked", ev.Outcome)
+		}
+		panics = false
+		if w := a.send("acme", "k", firstPayment); w.Code != 201 || a.executions("acme", "k") != 2 {
+			t.Errorf("retry after a panic = %d after %d executions, want a new execution (201, 2)", w.Code, a.executions("acme", "k"))
+		}
+	})
 }
 
 // A client that disconnects mid-handler does not cancel the completion:
 // its retry replays the answer it never received.
 func TestClientDisconnect(t *testing.T) {
-	a := newApp(t, memory(t), paymentsPolicy, idemhttp.Options{})
-	started := make(chan struct{})
-	a.respond = func(w http.ResponseWriter, r *http.Request) {
-		close(started)
-		<-r.Context().Done() // the client is gone
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(201)
-		w.Write([]byte(`{"id":"pay_late"}`))
-	}
-	srv := httptest.NewServer(a.handler)
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-started; cancel() }()
-	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/payments", strings.NewReader(firstPayment))
-	req.Header.Set("X-Tenant", "acme")
-	req.Header.Set("Idempotency-Key", "k")
-	if _, err := srv.Client().Do(req); err == nil {
-		t.Fatal("the canceled request succeeded")
-	}
-	// The completion runs after the handler returns: retry until it is done.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		w := a.send("acme", "k", firstPayment)
-		if w.Code == 201 {
-			if w.Body.String() != `{"id":"pay_late"}` || w.Header().Get("Idempotent-Replayed") != "true" {
-				t.Errorf("retry = %s %v, want the replay of the answer the client never got", w.Body, w.Header())
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		a := newApp(t, newStore(t), paymentsPolicy, idemhttp.Options{})
+		started := make(chan struct{})
+		a.respond = func(w http.ResponseWriter, r *http.Request) {
+			close(started)
+			<-r.Context().Done() // the client is gone
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(201)
+			w.Write([]byte(`{"id":"pay_late"}`))
+		}
+		srv := httptest.NewServer(a.handler)
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-started; cancel() }()
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/payments", strings.NewReader(firstPayment))
+		req.Header.Set("X-Tenant", "acme")
+		req.Header.Set("Idempotency-Key", "k")
+		if _, err := srv.Client().Do(req); err == nil {
+			t.Fatal("the canceled request succeeded")
+		}
+		// The completion runs after the handler returns: retry until it is done.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			w := a.send("acme", "k", firstPayment)
+			if w.Code == 201 {
+				if w.Body.String() != `{"id":"pay_late"}` || w.Header().Get("Idempotent-Replayed") != "true" {
+					t.Errorf("retry = %s %v, want the replay of the answer the client never got", w.Body, w.Header())
+				}
+				break
 			}
-			break
+			if w.Code != 409 || time.Now().After(deadline) {
+				t.Fatalf("retry after a disconnect = %d %s, want a replay", w.Code, w.Body)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		if w.Code != 409 || time.Now().After(deadline) {
-			t.Fatalf("retry after a disconnect = %d %s, want a replay", w.Code, w.Body)
+		if n := a.executions("acme", "k"); n != 1 {
+			t.Errorf("executed %d times, want 1", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := a.executions("acme", "k"); n != 1 {
-		t.Errorf("executed %d times, want 1", n)
-	}
+	})
 }
 
 // A handler that runs past its lease keeps its key: the lease is renewed,
 // so a duplicate meanwhile is told to wait, not run beside it.
 func TestLongHandlerRenews(t *testing.T) {
-	st := &faultyStore{Store: memory(t)}
-	a := newApp(t, st, shortLease, idemhttp.Options{})
-	release := make(chan struct{})
-	a.respond = func(w http.ResponseWriter, r *http.Request) {
-		<-release
-		w.WriteHeader(201)
-		w.Write([]byte(`{"id":"pay_slow"}`))
-	}
-	done := make(chan *httptest.ResponseRecorder)
-	go func() { done <- a.send("acme", "k", firstPayment) }()
-	time.Sleep(900 * time.Millisecond) // three leases
-	if w := a.send("acme", "k", firstPayment); w.Code != 409 {
-		t.Errorf("duplicate while a long handler runs = %d %s, want 409", w.Code, w.Body)
-	}
-	close(release)
-	if w := <-done; w.Code != 201 {
-		t.Fatalf("long request = %d", w.Code)
-	}
-	ev := a.lastEvent()
-	if ev.Outcome != idemhttp.Stored || ev.StoreCalls < 4 {
-		t.Errorf("long request event = %v in %d store calls, want stored after at least two renewals", ev.Outcome, ev.StoreCalls)
-	}
-	if n := a.executions("acme", "k"); n != 1 {
-		t.Errorf("executed %d times, want 1", n)
-	}
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		st := &faultyStore{Store: newStore(t)}
+		a := newApp(t, st, shortLease, idemhttp.Options{})
+		release := make(chan struct{})
+		a.respond = func(w http.ResponseWriter, r *http.Request) {
+			<-release
+			w.WriteHeader(201)
+			w.Write([]byte(`{"id":"pay_slow"}`))
+		}
+		done := make(chan *httptest.ResponseRecorder)
+		go func() { done <- a.send("acme", "k", firstPayment) }()
+		time.Sleep(900 * time.Millisecond) // three leases
+		if w := a.send("acme", "k", firstPayment); w.Code != 409 {
+			t.Errorf("duplicate while a long handler runs = %d %s, want 409", w.Code, w.Body)
+		}
+		close(release)
+		if w := <-done; w.Code != 201 {
+			t.Fatalf("long request = %d", w.Code)
+		}
+		ev := a.lastEvent()
+		if ev.Outcome != idemhttp.Stored || ev.StoreCalls < 4 {
+			t.Errorf("long request event = %v in %d store calls, want stored after at least two renewals", ev.Outcome, ev.StoreCalls)
+		}
+		if n := a.executions("acme", "k"); n != 1 {
+			t.Errorf("executed %d times, want 1", n)
+		}
+	})
 }
 
 // A holder whose lease lapsed (its renewals failed) and was taken over
 // does not overwrite the new holder's record: its completion is refused,
 // logged and reported.
 func TestOvertakenCompletion(t *testing.T) {
-	var renewalsFail atomic.Bool
-	renewalsFail.Store(true)
-	st := &faultyStore{Store: memory(t)}
-	st.write = func(rec policy.Record) error {
-		if rec.State == policy.StateInFlight && renewalsFail.Load() {
-			return errDown
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		var renewalsFail atomic.Bool
+		renewalsFail.Store(true)
+		st := &faultyStore{Store: newStore(t)}
+		st.write = func(rec policy.Record) error {
+			if rec.State == policy.StateInFlight && renewalsFail.Load() {
+				return errDown
+			}
+			return nil
 		}
-		return nil
-	}
-	a := newApp(t, st, shortLease, idemhttp.Options{})
-	release := make(chan struct{})
-	var calls atomic.Int64
-	a.respond = func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			<-release
+		a := newApp(t, st, shortLease, idemhttp.Options{})
+		release := make(chan struct{})
+		var calls atomic.Int64
+		a.respond = func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 1 {
+				<-release
+				w.WriteHeader(201)
+				w.Write([]byte(`{"id":"first"}`))
+				return
+			}
 			w.WriteHeader(201)
-			w.Write([]byte(`{"id":"first"}`))
-			return
+			w.Write([]byte(`{"id":"second"}`))
 		}
-		w.WriteHeader(201)
-		w.Write([]byte(`{"id":"second"}`))
-	}
-	done := make(chan struct{})
-	go func() { a.send("acme", "k", firstPayment); close(done) }()
-	time.Sleep(450 * time.Millisecond) // the lease lapses
-	renewalsFail.Store(false)
-	if w := a.send("acme", "k", firstPayment); w.Body.String() != `{"id":"second"}` {
-		t.Fatalf("retry after the lease lapsed = %d %s, want a takeover", w.Code, w.Body)
-	}
-	close(release)
-	<-done
-	ev := a.lastEvent()
-	if ev.Outcome != idemhttp.Overtaken || !errors.Is(ev.Err, store.ErrConflict) {
-		t.Errorf("overtaken holder's event = %v %v, want overtaken with ErrConflict", ev.Outcome, ev.Err)
-	}
-	if w := a.send("acme", "k", firstPayment); w.Body.String() != `{"id":"second"}` {
-		t.Errorf("replay = %s, want the new holder's answer", w.Body)
-	}
+		done := make(chan struct{})
+		go func() { a.send("acme", "k", firstPayment); close(done) }()
+		time.Sleep(450 * time.Millisecond) // the lease lapses
+		renewalsFail.Store(false)
+		if w := a.send("acme", "k", firstPayment); w.Body.String() != `{"id":"second"}` {
+			t.Fatalf("retry after the lease lapsed = %d %s, want a takeover", w.Code, w.Body)
+		}
+		close(release)
+		<-done
+		ev := a.lastEvent()
+		if ev.Outcome != idemhttp.Overtaken || !errors.Is(ev.Err, store.ErrConflict) {
+			t.Errorf("overtaken holder's event = %v %v, want overtaken with ErrConflict", ev.Outcome, ev.Err)
+		}
+		if w := a.send("acme", "k", firstPayment); w.Body.String() != `{"id":"second"}` {
+			t.Errorf("replay = %s, want the new holder's answer", w.Body)
+		}
+	})
 }
 
 // A response larger than the limit is sent in full and never executed
 // again; its retries are told that it was not kept.
 func TestOversizedResponse(t *testing.T) {
-	a := newApp(t, memory(t), paymentsPolicy, idemhttp.Options{MaxResponseBody: 1024})
-	big := strings.Repeat("x", 4096)
-	a.respond = func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(201)
-		for i := 0; i < len(big); i += 1000 {
-			w.Write([]byte(big[i:min(i+1000, len(big))]))
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		a := newApp(t, newStore(t), paymentsPolicy, idemhttp.Options{MaxResponseBody: 1024})
+		big := strings.Repeat("x", 4096)
+		a.respond = func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(201)
+			for i := 0; i < len(big); i += 1000 {
+				w.Write([]byte(big[i:min(i+1000, len(big))]))
+			}
 		}
-	}
-	if w := a.send("acme", "k", firstPayment); w.Code != 201 || w.Body.String() != big {
-		t.Fatalf("first answer = %d with %d bytes, want 201 with the whole 4096", w.Code, w.Body.Len())
-	}
-	if ev := a.lastEvent(); ev.Outcome != idemhttp.NotKept {
-		t.Errorf("event = %v, want not-kept", ev.Outcome)
-	}
-	w := a.send("acme", "k", firstPayment)
-	if w.Code != 409 || problemOf(t, w)["type"] != policy.TypeResponseNotKept || strings.Contains(w.Body.String(), "xxxx") {
-		t.Errorf("retry = %d %s, want a 409 response-not-kept problem and no truncated body", w.Code, w.Body)
-	}
-	if n := a.executions("acme", "k"); n != 1 {
-		t.Errorf("executed %d times, want 1", n)
-	}
+		if w := a.send("acme", "k", firstPayment); w.Code != 201 || w.Body.String() != big {
+			t.Fatalf("first answer = %d with %d bytes, want 201 with the whole 4096", w.Code, w.Body.Len())
+		}
+		if ev := a.lastEvent(); ev.Outcome != idemhttp.NotKept {
+			t.Errorf("event = %v, want not-kept", ev.Outcome)
+		}
+		w := a.send("acme", "k", firstPayment)
+		if w.Code != 409 || problemOf(t, w)["type"] != policy.TypeResponseNotKept || strings.Contains(w.Body.String(), "xxxx") {
+			t.Errorf("retry = %d %s, want a 409 response-not-kept problem and no truncated body", w.Code, w.Body)
+		}
+		if n := a.executions("acme", "k"); n != 1 {
+			t.Errorf("executed %d times, want 1", n)
+		}
+	})
 }
 
 // A handler that hijacks the connection: the middleware sees no response,
 // so the request is completed as executed with its response not kept.
 func TestHijack(t *testing.T) {
-	a := newApp(t, memory(t), paymentsPolicy, idemhttp.Options{})
-	a.respond = func(w http.ResponseWriter, r *http.Request) {
-		conn, buf, err := http.NewResponseController(w).Hijack()
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		a := newApp(t, newStore(t), paymentsPolicy, idemhttp.Options{})
+		a.respond = func(w http.ResponseWriter, r *http.Request) {
+			conn, buf, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Errorf("Hijack: %v", err)
+				return
+			}
+			defer conn.Close()
+			buf.WriteString("HTTP/1.1 201 Created\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+			buf.Flush()
+		}
+		srv := httptest.NewServer(a.handler)
+		defer srv.Close()
+		req, _ := http.NewRequest("POST", srv.URL+"/api/payments", strings.NewReader(firstPayment))
+		req.Header.Set("X-Tenant", "acme")
+		req.Header.Set("Idempotency-Key", "k")
+		resp, err := srv.Client().Do(req)
 		if err != nil {
-			t.Errorf("Hijack: %v", err)
-			return
+			t.Fatal(err)
 		}
-		defer conn.Close()
-		buf.WriteString("HTTP/1.1 201 Created\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-		buf.Flush()
-	}
-	srv := httptest.NewServer(a.handler)
-	defer srv.Close()
-	req, _ := http.NewRequest("POST", srv.URL+"/api/payments", strings.NewReader(firstPayment))
-	req.Header.Set("X-Tenant", "acme")
-	req.Header.Set("Idempotency-Key", "k")
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 201 || string(body) != "ok" {
-		t.Fatalf("hijacked answer = %d %q", resp.StatusCode, body)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		w := a.send("acme", "k", firstPayment)
-		if w.Code == 409 && problemOf(t, w)["type"] == policy.TypeResponseNotKept {
-			break
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 201 || string(body) != "ok" {
+			t.Fatalf("hijacked answer = %d %q", resp.StatusCode, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("retry after a hijack = %d %s, want a response-not-kept problem", w.Code, w.Body)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			w := a.send("acme", "k", firstPayment)
+			if w.Code == 409 && problemOf(t, w)["type"] == policy.TypeResponseNotKept {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("retry after a hijack = %d %s, want a response-not-kept problem", w.Code, w.Body)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := a.executions("acme", "k"); n != 1 {
-		t.Errorf("executed %d times, want 1", n)
-	}
+		if n := a.executions("acme", "k"); n != 1 {
+			t.Errorf("executed %d times, want 1", n)
+		}
+	})
 }
 
 // Streaming works under the middleware: a flushed part reaches the client
 // while the handler still runs, through http.Flusher and
 // http.ResponseController alike; the whole answer is stored.
 func TestStreaming(t *testing.T) {
-	a := newApp(t, memory(t), paymentsPolicy, idemhttp.Options{})
-	next := make(chan struct{})
-	a.respond = func(w http.ResponseWriter, r *http.Request) {
-		rc := http.NewResponseController(w)
-		if err := rc.SetWriteDeadline(time.Now().Add(10 * time.Second)); err != nil {
-			t.Errorf("SetWriteDeadline through the middleware: %v", err)
-		}
-		w.WriteHeader(201)
-		w.Write([]byte("part1\n"))
-		w.(http.Flusher).Flush()
-		<-next
-		w.Write([]byte("part2\n"))
-		if err := rc.Flush(); err != nil {
-			t.Errorf("ResponseController.Flush: %v", err)
-		}
-	}
-	srv := httptest.NewServer(a.handler)
-	defer srv.Close()
-	req, _ := http.NewRequest("POST", srv.URL+"/api/payments", strings.NewReader(firstPayment))
-	req.Header.Set("X-Tenant", "acme")
-	req.Header.Set("Idempotency-Key", "k")
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	line, err := br.ReadString('\n')
-	if err != nil || line != "part1\n" {
-		t.Fatalf("first flushed part = %q, %v", line, err)
-	}
-	close(next)
-	rest, _ := io.ReadAll(br)
-	if string(rest) != "part2\n" {
-		t.Fatalf("rest = %q", rest)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		w := a.send("acme", "k", firstPayment)
-		if w.Code == 201 {
-			if w.Body.String() != "part1\npart2\n" {
-				t.Errorf("replay = %q, want the whole streamed answer", w.Body)
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		a := newApp(t, newStore(t), paymentsPolicy, idemhttp.Options{})
+		next := make(chan struct{})
+		a.respond = func(w http.ResponseWriter, r *http.Request) {
+			rc := http.NewResponseController(w)
+			if err := rc.SetWriteDeadline(time.Now().Add(10 * time.Second)); err != nil {
+				t.Errorf("SetWriteDeadline through the middleware: %v", err)
 			}
-			break
+			w.WriteHeader(201)
+			w.Write([]byte("part1\n"))
+			w.(http.Flusher).Flush()
+			<-next
+			w.Write([]byte("part2\n"))
+			if err := rc.Flush(); err != nil {
+				t.Errorf("ResponseController.Flush: %v", err)
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("retry = %d", w.Code)
+		srv := httptest.NewServer(a.handler)
+		defer srv.Close()
+		req, _ := http.NewRequest("POST", srv.URL+"/api/payments", strings.NewReader(firstPayment))
+		req.Header.Set("X-Tenant", "acme")
+		req.Header.Set("Idempotency-Key", "k")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		line, err := br.ReadString('\n')
+		if err != nil || line != "part1\n" {
+			t.Fatalf("first flushed part = %q, %v", line, err)
+		}
+		close(next)
+		rest, _ := io.ReadAll(br)
+		if string(rest) != "part2\n" {
+			t.Fatalf("rest = %q", rest)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			w := a.send("acme", "k", firstPayment)
+			if w.Code == 201 {
+				if w.Body.String() != "part1\npart2\n" {
+					t.Errorf("replay = %q, want the whole streamed answer", w.Body)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("retry = %d", w.Code)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
 }
 
 // A store fault fails closed (503, Retry-After, nothing executed), or
 // open when the options say so.
 func TestStoreFault(t *testing.T) {
-	for _, failOpen := range []bool{false, true} {
-		st := &faultyStore{Store: memory(t), reserve: func() error { return errDown }}
-		a := newApp(t, st, paymentsPolicy, idemhttp.Options{FailOpen: failOpen, StoreRetryAfter: 3})
-		w := a.send("acme", "k", firstPayment)
-		ev := a.lastEvent()
-		if failOpen {
-			if w.Code != 201 || a.executions("acme", "k") != 1 || ev.Outcome != idemhttp.FailedOpen {
-				t.Errorf("fail open: %d, %d executions, %v; want 201, 1, failed-open", w.Code, a.executions("acme", "k"), ev.Outcome)
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		for _, failOpen := range []bool{false, true} {
+			st := &faultyStore{Store: newStore(t), reserve: func() error { return errDown }}
+			a := newApp(t, st, paymentsPolicy, idemhttp.Options{FailOpen: failOpen, StoreRetryAfter: 3})
+			w := a.send("acme", "k", firstPayment)
+			ev := a.lastEvent()
+			if failOpen {
+				if w.Code != 201 || a.executions("acme", "k") != 1 || ev.Outcome != idemhttp.FailedOpen {
+					t.Errorf("fail open: %d, %d executions, %v; want 201, 1, failed-open", w.Code, a.executions("acme", "k"), ev.Outcome)
+				}
+				continue
 			}
-			continue
+			if w.Code != 503 || w.Header().Get("Retry-After") != "3" || problemOf(t, w)["type"] != idemhttp.TypeStoreUnavailable {
+				t.Errorf("fail closed: %d %v %s, want a 503 problem with Retry-After 3", w.Code, w.Header(), w.Body)
+			}
+			if a.executions("acme", "k") != 0 || ev.Outcome != idemhttp.StoreFailed || !errors.Is(ev.Err, store.ErrUnavailable) {
+				t.Errorf("fail closed: %d executions, event %v %v; want none, store-failed", a.executions("acme", "k"), ev.Outcome, ev.Err)
+			}
 		}
-		if w.Code != 503 || w.Header().Get("Retry-After") != "3" || problemOf(t, w)["type"] != idemhttp.TypeStoreUnavailable {
-			t.Errorf("fail closed: %d %v %s, want a 503 problem with Retry-After 3", w.Code, w.Header(), w.Body)
-		}
-		if a.executions("acme", "k") != 0 || ev.Outcome != idemhttp.StoreFailed || !errors.Is(ev.Err, store.ErrUnavailable) {
-			t.Errorf("fail closed: %d executions, event %v %v; want none, store-failed", a.executions("acme", "k"), ev.Outcome, ev.Err)
-		}
-	}
+	})
 }
 
 // Round trips to the store: two for a first execution, one for a replay,
 // a rejection or an in-flight answer, none for a request without a key.
 func TestRoundTrips(t *testing.T) {
-	st := &faultyStore{Store: memory(t)}
-	a := newApp(t, st, paymentsPolicy, idemhttp.Options{})
-	count := func(what string, want int64, send func()) {
-		t.Helper()
-		before := st.calls.Load()
-		send()
-		if got := st.calls.Load() - before; got != want {
-			t.Errorf("%s: %d round trips, want %d", what, got, want)
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		st := &faultyStore{Store: newStore(t)}
+		a := newApp(t, st, paymentsPolicy, idemhttp.Options{})
+		count := func(what string, want int64, send func()) {
+			t.Helper()
+			before := st.calls.Load()
+			send()
+			if got := st.calls.Load() - before; got != want {
+				t.Errorf("%s: %d round trips, want %d", what, got, want)
+			}
+			if ev := a.lastEvent(); int64(ev.StoreCalls) != want {
+				t.Errorf("%s: event counts %d store calls, want %d", what, ev.StoreCalls, want)
+			}
 		}
-		if ev := a.lastEvent(); int64(ev.StoreCalls) != want {
-			t.Errorf("%s: event counts %d store calls, want %d", what, ev.StoreCalls, want)
-		}
-	}
-	count("first execution", 2, func() { a.send("acme", "k", firstPayment) })
-	count("replay", 1, func() { a.send("acme", "k", firstPayment) })
-	count("key reuse", 1, func() { a.send("acme", "k", `{"amountCents":5}`) })
-	count("missing key", 0, func() { a.send("acme", "", firstPayment) })
+		count("first execution", 2, func() { a.send("acme", "k", firstPayment) })
+		count("replay", 1, func() { a.send("acme", "k", firstPayment) })
+		count("key reuse", 1, func() { a.send("acme", "k", `{"amountCents":5}`) })
+		count("missing key", 0, func() { a.send("acme", "", firstPayment) })
 
-	block := make(chan struct{})
-	a.respond = func(w http.ResponseWriter, r *http.Request) { <-block; w.WriteHeader(201) }
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); a.send("acme", "k2", firstPayment) }()
-	for deadline := time.Now().Add(5 * time.Second); a.mw.Stats().Executing == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first request never started")
+		block := make(chan struct{})
+		a.respond = func(w http.ResponseWriter, r *http.Request) { <-block; w.WriteHeader(201) }
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); a.send("acme", "k2", firstPayment) }()
+		for deadline := time.Now().Add(5 * time.Second); a.mw.Stats().Executing == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first request never started")
+			}
 		}
-	}
-	count("in flight", 1, func() { a.send("acme", "k2", firstPayment) })
-	close(block)
-	wg.Wait()
+		count("in flight", 1, func() { a.send("acme", "k2", firstPayment) })
+		close(block)
+		wg.Wait()
+	})
 }

@@ -163,3 +163,10 @@ func problemOf(t *testing.T, w *httptest.ResponseRecorder) map[string]any {
 	}
 	return p
 }
+
+// eachBackend runs test once per backend, in a subtest named for it.
+func eachBackend(t *testing.T, test func(t *testing.T, newStore func(*testing.T) store.Store)) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) { test(t, b.new) })
+	}
+}
