@@ -110,7 +110,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.S
 	}
 	upstream, _ := url.Parse(cfg.upstream) // checked by parseServe
 
-	st, closeStore, err := openStore(ctx, cfg)
+	st, closeStore, err := openStore(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "idemprint: store %s: %v\n", storeName(cfg), err)
 		return exitUsage
@@ -278,14 +278,14 @@ func newLogger(w io.Writer, cfg serveConfig) *slog.Logger {
 }
 
 // openStore opens the store the flags name and checks that it answers.
-func openStore(ctx context.Context, cfg serveConfig) (store.Store, func(), error) {
+func openStore(ctx context.Context, cfg serveConfig, log *slog.Logger) (store.Store, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.storeTimeout)
 	defer cancel()
 	var cluster []string
 	if cfg.redisCluster != "" {
 		cluster = strings.Split(cfg.redisCluster, ",")
 	}
-	st, closeStore, err := sidecar.Open(ctx, cfg.store, cluster)
+	st, closeStore, err := sidecar.Open(ctx, cfg.store, cluster, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,12 +10,14 @@ package main
 //	IDEMPRINT_TEST_SERVE_LOAD=1 go test ./cmd/idemprint -run 'TestServeLoad' -v
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -24,7 +26,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/idemprint/idemprint/idemhttp"
+	"github.com/idemprint/idemprint/internal/testenv"
 	"github.com/idemprint/idemprint/policy"
 )
 
@@ -187,7 +192,7 @@ type loadRun struct {
 
 func newLoadRun(tenant string, bases []string, retry bool) *loadRun {
 	return &loadRun{
-		keys: 500, dups: 16, mismatchEvery: 10, workers: 8,
+		keys: 500, dups: 16, mismatchEvery: 10, workers: 16,
 		retry: retry, deadline: 30 * time.Second, tenant: tenant, bases: bases,
 		dead: make([]atomic.Bool, len(bases)),
 		client: &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{
@@ -527,5 +532,56 @@ func loadStoreSuite(t *testing.T, name string, instances int, storeArgs []string
 		})
 		took := lr.run()
 		loadReport(t, name+", upstream stopped and started at a third of the keys", lr, c.led, took, f)
+	})
+}
+
+// withParam returns the URL u with the query parameter name=value added.
+func withParam(t *testing.T, u, name, value string) string {
+	t.Helper()
+	parsed, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := parsed.Query()
+	q.Set(name, value)
+	parsed.RawQuery = q.Encode()
+	return parsed.String()
+}
+
+// TestServeLoadPostgres runs three instances sharing a PostgreSQL table.
+// The store fault terminates the instances' backends (by their
+// application_name) five times, 200 ms apart, instead of restarting the
+// server, which other tests share: every query under way fails, the pools
+// reconnect, and records written before survive.
+func TestServeLoadPostgres(t *testing.T) {
+	requireLoad(t)
+	pgURL := testenv.Lookup(t, testenv.Postgres, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
+	app := fmt.Sprintf("idemprint_load_%d", time.Now().UnixNano())
+	storeArgs := []string{"--store", withParam(t, pgURL, "application_name", app)}
+	loadStoreSuite(t, "PostgreSQL", 3, storeArgs)
+	t.Run("StoreFault", func(t *testing.T) {
+		pool, err := pgxpool.New(context.Background(), pgURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		c := startCluster(t, 3, storeArgs, 100*time.Millisecond)
+		lr := newLoadRun(runTenant("PostgreSQL"), c.bases(), true)
+		f := &fault{name: "the instances' PostgreSQL backends terminated 5 times, 200 ms apart", noRepeat: true}
+		var terminated int
+		f.inject(lr, func() {
+			for range 5 {
+				var n int
+				err := pool.QueryRow(context.Background(),
+					`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n)
+				if err != nil {
+					t.Errorf("terminating the backends: %v", err)
+				}
+				terminated += n
+				time.Sleep(200 * time.Millisecond)
+			}
+		})
+		took := lr.run()
+		loadReport(t, fmt.Sprintf("PostgreSQL, %d backends of the instances terminated at a third of the keys", terminated), lr, c.led, took, f)
 	})
 }

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/url"
 	"strings"
 
@@ -20,9 +21,11 @@ var ErrStoreSpec = errors.New("sidecar: invalid store")
 //
 // or, when cluster lists node addresses, a Redis Cluster (spec must then
 // be "" or "memory", the default). A PostgreSQL store's table is created
-// when it is missing. Open does not check that the backend answers: ping
-// it ([store.Pinger]). close releases the store's connections.
-func Open(ctx context.Context, spec string, cluster []string) (st store.Store, close func(), err error) {
+// when it is missing, and its ended records are swept every minute (errors
+// go to log, which may be nil). Ping the store ([store.Pinger]) to know
+// that it answers. close stops the sweeping and releases the store's
+// connections.
+func Open(ctx context.Context, spec string, cluster []string, log *slog.Logger) (st store.Store, close func(), err error) {
 	if len(cluster) > 0 {
 		if spec != "" && spec != "memory" {
 			return nil, nil, errors.Join(ErrStoreSpec, errors.New("sidecar: a Redis Cluster and a store URL are exclusive"))
@@ -41,7 +44,7 @@ func Open(ctx context.Context, spec string, cluster []string) (st store.Store, c
 	case "redis", "rediss":
 		return openRedis(spec)
 	case "postgres", "postgresql":
-		return openPostgres(ctx, spec)
+		return openPostgres(ctx, spec, log)
 	}
 	return nil, nil, errors.Join(ErrStoreSpec, errors.New("sidecar: unknown store scheme "+u.Scheme+" (want memory, redis://, rediss:// or postgres://)"))
 }

@@ -24,7 +24,7 @@ func TestOpen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, closeStore, err := sidecar.Open(context.Background(), tt.spec, tt.cluster)
+			st, closeStore, err := sidecar.Open(context.Background(), tt.spec, tt.cluster, nil)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Open(%q, %q) error = %v, want %v", tt.spec, tt.cluster, err, tt.wantErr)
 			}
