@@ -446,8 +446,7 @@ type loadCluster struct {
 }
 
 type serveProc struct {
-	cmd  interface{ Kill() error }
-	logs *logLines
+	proc *serveProcess
 	base string // http://host:port
 	host string // host:port, as the upstream sees it in X-Forwarded-Host
 }
@@ -461,8 +460,8 @@ func startCluster(t *testing.T, n int, storeArgs []string, delay time.Duration) 
 	for range n {
 		args := append([]string{"--policy", polFile, "--upstream", "http://" + c.led.addr,
 			"--tenant-header", "X-Account"}, storeArgs...)
-		cmd, logs, base, _ := startServe(t, bin, args...)
-		c.procs = append(c.procs, &serveProc{cmd: cmd.Process, logs: logs, base: base, host: strings.TrimPrefix(base, "http://")})
+		p, base, _ := startServe(t, bin, args...)
+		c.procs = append(c.procs, &serveProc{proc: p, base: base, host: strings.TrimPrefix(base, "http://")})
 	}
 	return c
 }
@@ -514,7 +513,7 @@ func loadStoreSuite(t *testing.T, name string, instances int, storeArgs []string
 		f := &fault{name: "kill -9 of one instance", via: killed.host, window: 50 * time.Millisecond}
 		f.mustRepeat = func(e execution) bool { return e.via == killed.host && e.start.Before(f.at) && e.end.After(f.at) }
 		f.inject(lr, func() {
-			killed.cmd.Kill()
+			killed.proc.Kill()
 			lr.dead[1].Store(true)
 		})
 		took := lr.run()

@@ -274,34 +274,54 @@ func buildServe(t *testing.T) string {
 	return bin
 }
 
+// serveProcess is a running idemprint serve.
+type serveProcess struct {
+	cmd  *exec.Cmd
+	logs *logLines
+	read chan struct{} // closed when its stderr is read to the end
+}
+
+// Signal sends the process sig.
+func (p *serveProcess) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Kill kills the process (SIGKILL).
+func (p *serveProcess) Kill() error { return p.cmd.Process.Kill() }
+
+// Wait waits for the process to exit, its log read to the end.
+func (p *serveProcess) Wait() error {
+	<-p.read
+	return p.cmd.Wait()
+}
+
 // startServe starts the binary with args and a JSON log, and returns the
-// process, its log and the addresses it listens on.
-func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, *logLines, string, string) {
+// process and the addresses it listens on.
+func startServe(t *testing.T, bin string, args ...string) (p *serveProcess, base, admin string) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--log-format", "json"}, args...)...)
-	logs := &logLines{}
-	stderr, err := cmd.StderrPipe()
+	p = &serveProcess{logs: &logLines{}, read: make(chan struct{})}
+	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--log-format", "json"}, args...)...)
+	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { // copy line by line, so that a line is never split
+		defer close(p.read)
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			logs.Write(append(sc.Bytes(), '\n'))
+			p.logs.Write(append(sc.Bytes(), '\n'))
 		}
 	}()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+		if p.cmd.ProcessState == nil {
+			p.Kill()
+			p.Wait()
 		}
 	})
-	serving, _ := logs.find(t, "serving", 0)
-	return cmd, logs, "http://" + serving["listen"].(string), "http://" + serving["admin"].(string)
+	serving, _ := p.logs.find(t, "serving", 0)
+	return p, "http://" + serving["listen"].(string), "http://" + serving["admin"].(string)
 }
 
 // TestServeSignals sends the built binary real signals: SIGHUP swaps a
@@ -311,10 +331,11 @@ func TestServeSignals(t *testing.T) {
 	bin := buildServe(t)
 	up := newCountingUpstream(t)
 	polFile := writeTemp(t, "policy.json", servePolicy)
-	cmd, logs, base, admin := startServe(t, bin, "--policy", polFile, "--upstream", up.URL, "--single-tenant")
+	cmd, base, admin := startServe(t, bin, "--policy", polFile, "--upstream", up.URL, "--single-tenant")
+	logs := cmd.logs
 
 	os.WriteFile(polFile, []byte(servePolicyV2), 0o644)
-	cmd.Process.Signal(syscall.SIGHUP)
+	cmd.Signal(syscall.SIGHUP)
 	_, next := logs.find(t, "policy reloaded", 0)
 	post(t, base+"/pay", "k1", `{"amount":1}`)
 	if code, _ := post(t, base+"/pay", "k1", `{"amount":2}`); code != 409 {
@@ -334,7 +355,7 @@ func TestServeSignals(t *testing.T) {
 	for up.execs.Load() < 2 { // the slow request reached the upstream
 		time.Sleep(5 * time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Signal(syscall.SIGTERM)
 	_, draining := logs.find(t, "shutting down: letting the requests under way finish", next)
 	if code, _ := get(t, admin+"/readyz"); code != 503 {
 		t.Errorf("/readyz while draining = %d, want 503", code)
@@ -358,7 +379,8 @@ func TestServeShutdownTimeout(t *testing.T) {
 	up := newCountingUpstream(t)
 	up.delay.Store(int64(time.Second))
 	polFile := writeTemp(t, "policy.json", servePolicy)
-	cmd, logs, base, _ := startServe(t, bin, "--policy", polFile, "--upstream", up.URL, "--single-tenant", "--shutdown-timeout", "200ms")
+	cmd, base, _ := startServe(t, bin, "--policy", polFile, "--upstream", up.URL, "--single-tenant", "--shutdown-timeout", "200ms")
+	logs := cmd.logs
 	go func() {
 		req, _ := http.NewRequest("POST", base+"/pay", strings.NewReader(`{}`))
 		req.Header.Set("Idempotency-Key", "k")
@@ -369,7 +391,7 @@ func TestServeShutdownTimeout(t *testing.T) {
 	for up.execs.Load() < 1 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFail {
 		t.Errorf("serve exited with %v, want status 1; log:\n%s", err, logs.String())
