@@ -37,7 +37,8 @@ across every instance that shares the store.
 The policy is checked at start (problems are printed as "idemprint lint"
 prints them, and serve exits 2), and so is the store (exit 2 when it does
 not answer). With postgres://, the table idemprint_records and its
-functions are created when missing. SIGHUP re-reads the policy and swaps it
+functions are created when missing, ended records are swept every minute,
+and the pool has 32 connections unless the URL sets pool_max_conns. SIGHUP re-reads the policy and swaps it
 in only when it is valid; SIGTERM or SIGINT stops accepting connections,
 lets the requests under way finish and complete their records (at most
 --shutdown-timeout), and exits 0 (1 when requests had to be cut).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,6 +25,10 @@ func openRedisCluster([]string) (store.Store, func(), error) {
 // the URL names one: what pg_stat_activity shows.
 const postgresApp = "idemprint"
 
+// postgresConns is the size of the pool unless the URL sets
+// pool_max_conns.
+const postgresConns = 32
+
 // sweepEvery is how often a PostgreSQL store deletes the rows whose life
 // ended; every instance sweeps, skipping the rows another one holds.
 const sweepEvery = time.Minute
@@ -37,6 +42,11 @@ func openPostgres(ctx context.Context, spec string, log *slog.Logger) (store.Sto
 	}
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = postgresApp
+	}
+	if !strings.Contains(spec, "pool_max_conns") {
+		// pgxpool's default, the number of CPUs (at least 4), queues a
+		// proxy's concurrent requests behind a few commits.
+		cfg.MaxConns = postgresConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
