@@ -898,6 +898,109 @@ func TestDecideDifferingPaths(t *testing.T) {
 	}
 }
 
+// deepReuse returns a rule that stores intent, a completed record of a
+// first request and a second request that reuses its key: bodies nested
+// depth arrays deep, with size bytes at the bottom that differ. It is the
+// shape with which a client once made Decide spend seconds in Diff.
+func deepReuse(t testing.TB, depth, size int) (*policy.Rule, policy.Record, policy.Request) {
+	t.Helper()
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "store_intent": true}]}`)
+	request := func(fill string) policy.Request {
+		body := `{"amountCents":1,"currency":"EUR","destination":{"iban":"x"},"x":` +
+			strings.Repeat("[", depth) + `"` + strings.Repeat(fill, size) + `"` + strings.Repeat("]", depth) + `}`
+		req, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {"k"}}, Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	d, err := rule.Decide(request("A"), nil, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := rule.Complete(d.Reserve, policy.Response{Status: 201}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rule, rec, request("B")
+}
+
+// TestDecideDeepKeyReuse checks the answer to a key reused with a deeply
+// nested body: one differing path, cut to a bounded length, and a problem
+// of bounded size. (fingerprint's TestDiffWork counts the work.)
+func TestDecideDeepKeyReuse(t *testing.T) {
+	rule, rec, second := deepReuse(t, 4000, 10_000)
+	d, err := rule.Decide(second, &rec, nil, rec.ExpiresAt.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Reason != policy.ReasonMismatch || d.Problem == nil {
+		t.Fatalf("Decide = %v (%v), want a key-reuse rejection", d.Action, d.Reason)
+	}
+	want := "x" + strings.Repeat(".0", 63) + ".…" // the first 128 bytes, then the cut
+	if diff := cmp.Diff([]string{want}, d.Problem.DifferingPaths); diff != "" {
+		t.Errorf("DifferingPaths mismatch (-want +got):\n%s", diff)
+	}
+	if n := len(d.Response.Body); n > 1024 {
+		t.Errorf("the problem has %d bytes", n)
+	}
+}
+
+// TestDecideManyDifferences checks that a key-reuse problem lists at most
+// fingerprint.MaxDifferences paths and its detail names five.
+func TestDecideManyDifferences(t *testing.T) {
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "store_intent": true}]}`)
+	body := func(v int) string {
+		var b strings.Builder
+		for i := range 500 {
+			fmt.Fprintf(&b, `,"f%03d":%d`, i, v)
+		}
+		return "{" + b.String()[1:] + "}"
+	}
+	request := func(body string) policy.Request {
+		req, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {"k"}}, Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	d, _ := rule.Decide(request(body(1)), nil, nil, now)
+	rec, _ := rule.Complete(d.Reserve, policy.Response{Status: 201}, now)
+	d, _ = rule.Decide(request(body(2)), &rec, nil, now)
+	if got := len(d.Problem.DifferingPaths); got != fingerprint.MaxDifferences {
+		t.Errorf("%d differing paths, want %d", got, fingerprint.MaxDifferences)
+	}
+	if got := d.Problem.DifferingPaths[99]; got != "f099" {
+		t.Errorf("the last path listed is %q, want f099", got)
+	}
+	if want := "differs at f000, f001, f002, f003, f004 and more (see differing_paths)."; !strings.Contains(d.Problem.Detail, want) {
+		t.Errorf("Detail = %q, want it to contain %q", d.Problem.Detail, want)
+	}
+}
+
+// BenchmarkDecideDeepKeyReuse measures Decide on a key reused with a deeply
+// nested body of several depths and sizes: the time grows with the size of
+// the bodies, not with depth times size.
+func BenchmarkDecideDeepKeyReuse(b *testing.B) {
+	for _, depth := range []int{1000, 2000, 4000, 8000} {
+		for _, size := range []int{10_000, 100_000} {
+			rule, rec, second := deepReuse(b, depth, size)
+			now := rec.ExpiresAt.Add(-time.Hour)
+			b.Run(fmt.Sprintf("depth=%d/size=%d", depth, size), func(b *testing.B) {
+				b.SetBytes(int64(len(rec.Intent) + len(second.Intent)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if d, err := rule.Decide(second, &rec, nil, now); err != nil || d.Problem == nil {
+						b.Fatal(d.Action, err)
+					}
+				}
+			})
+		}
+	}
+}
+
 func TestNewRequest(t *testing.T) {
 	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "store_intent": true, "key": {"header": "X-Key"}}]}`)
 	fr := fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{}, Body: []byte(`{"a":1,"a":2}`)}
