@@ -94,7 +94,8 @@
 // (mismatch_status or store_intent when not rejecting, a retry_after longer
 // than the lease), a rule that overlaps an earlier one or that an earlier
 // one makes unreachable: each is a [Problem] with its JSON Pointer, and
-// [Parse] reports all of them. A setting that has no effect only in
+// [Parse] reports all of them ([MaxProblems] in detail, in document order,
+// and the count of the rest). A setting that has no effect only in
 // combination with an inherited one is reported where the object sets it;
 // store_intent inherited by a rule that does not reject is simply off.
 //
@@ -108,7 +109,11 @@
 // matches goes to earlier rules. A path that a yet earlier rule takes is no
 // overlap: "POST /a/b", "POST /{x}/b",
 // "POST /a/{y}" is valid, since the only path the last two share goes to
-// the first, which is more specific than both.
+// the first, which is more specific than both. A rule is reported once,
+// naming the first rule it overlaps. The check's time grows near-linearly
+// with the number of rules for the shapes policies have, and its work is
+// bounded: rules so many and so alike that checking them would cost more
+// are rejected (ErrTooComplex) rather than checked slowly.
 //
 // # Decisions
 //

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/fingerprint"
@@ -39,11 +40,18 @@ var defaultMethods = []string{http.MethodPost, http.MethodPatch}
 // all errors.
 //
 // Parse reports every problem it finds, not only the first: the error is a
-// [*ParseError] listing them in document order, each with its JSON Pointer
-// and byte offset. A document that is not strict JSON is reported as one
-// problem wrapping the [*canonical.Error], so that [errors.As] finds it
-// through the ParseError; the problem's message is the canonical error's
-// without its location, which the Problem carries.
+// [*ParseError] listing the first [MaxProblems] in document order, each
+// with its JSON Pointer and byte offset, and counting all of them. A rule
+// that overlaps earlier rules is one problem, naming the first. A document
+// that is not strict JSON is reported as one problem wrapping the
+// [*canonical.Error], so that [errors.As] finds it through the ParseError;
+// the problem's message is the canonical error's without its location,
+// which the Problem carries.
+//
+// Its time grows near-linearly with the size of the file, up to the limit
+// of 1 MiB, whatever the file holds: many rules that all share paths, long
+// lists, wide fingerprint specs. The overlap check has a bound on its work
+// that no policy written by hand approaches (see [ErrTooComplex]).
 func Parse(data []byte) (*Policy, error) {
 	if _, err := (canonical.Options{MaxBytes: maxPolicyBytes, MaxDepth: maxPolicyDepth}).Transform(data); err != nil {
 		p := Problem{Err: err}
@@ -51,17 +59,17 @@ func Parse(data []byte) (*Policy, error) {
 		if errors.As(err, &ce) {
 			p = Problem{Pointer: ce.Pointer, Offset: ce.Offset, Err: &located{ce}}
 		}
-		return nil, &ParseError{Problems: []Problem{p}}
+		return nil, &ParseError{Problems: []Problem{p}, Total: 1}
 	}
 	root, err := decodeTree(data)
 	if err != nil { // not reached: canonical accepted data
-		return nil, &ParseError{Problems: []Problem{{Err: errorf(canonical.ErrSyntax, "%v", err)}}}
+		return nil, &ParseError{Problems: []Problem{{Err: errorf(canonical.ErrSyntax, "%v", err)}}, Total: 1}
 	}
-	p := &parser{}
+	p := &parser{routes: newRouteIndex()}
 	pol := p.policy(root)
-	if len(p.problems) > 0 {
-		slices.SortStableFunc(p.problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
-		return nil, &ParseError{Problems: p.problems}
+	if p.total > 0 {
+		p.trim()
+		return nil, &ParseError{Problems: slices.Clip(p.problems), Total: p.total}
 	}
 	return pol, nil
 }
@@ -76,11 +84,37 @@ func (l *located) Unwrap() error { return l.err }
 
 // parser walks a decoded policy document and collects its problems.
 type parser struct {
-	problems []Problem
+	problems []Problem // the first in document order, and some after them
+	total    int       // the problems found
+	routes   *routeIndex
+
+	wholeBody *fingerprint.Fingerprinter // the empty spec, compiled
 }
 
 func (p *parser) fail(ptr string, n *node, err error) {
-	p.problems = append(p.problems, Problem{Pointer: ptr, Offset: n.off, Err: err})
+	p.add(Problem{Pointer: ptr, Offset: n.off, Err: err})
+}
+
+// add records a problem. It keeps at most 2*MaxProblems, trimming them to
+// the first MaxProblems in document order when there are more.
+func (p *parser) add(pr Problem) {
+	p.total++
+	p.problems = append(p.problems, pr)
+	if len(p.problems) == 2*MaxProblems {
+		p.trim()
+	}
+}
+
+// trim sorts the problems by offset, stably, and keeps the first
+// MaxProblems. Those it drops come after MaxProblems others in any order
+// of the whole list, and those it keeps were found before any found later,
+// so trimming as it goes keeps what one sort at the end would.
+func (p *parser) trim() {
+	slices.SortStableFunc(p.problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	if len(p.problems) > MaxProblems {
+		clear(p.problems[MaxProblems:])
+		p.problems = p.problems[:MaxProblems]
+	}
 }
 
 // settings are the fields shared by a rule and the defaults; nil is unset.
@@ -165,51 +199,42 @@ func (p *parser) policy(root *node) *Policy {
 		p.check(&own, &defaults)
 		r := p.rule(&own, &defaults, ptr, method)
 		r.pattern, r.route, r.endpoint = pat, s, method+" "+pat.endpoint()
-		p.overlap(pol.rules, r, route)
+		p.overlap(r, route)
 		pol.rules = append(pol.rules, r)
 	}
 	return pol
 }
 
-// overlap reports r (whose route is at n) when, under first-match order,
-// some path it matches goes to an earlier rule that is not strictly more
-// specific than r: a later rule may only be the general case of earlier
-// exceptions. It is exact: a path that r shares with an earlier rule e but
-// that a rule before e takes is no overlap with e.
-//
-// Exactness needs no enumeration of paths. The paths both e and r match are
-// those of one pattern, e ∩ r; a set of patterns covers a pattern q only if
-// one of them does (q's path with, at every parameter, a literal that no
-// pattern names is matched only by a pattern with a parameter there), so
-// the paths of e ∩ r reach e unless a single rule before e covers e ∩ r.
-// For the same reason r is unreachable exactly when one earlier rule covers
-// it.
-func (p *parser) overlap(earlier []*Rule, r *Rule, n *node) {
-	for _, e := range earlier {
-		if e.method == r.method && r.pattern.within(e.pattern) {
-			p.fail(r.pointer+"/route", n, errorf(ErrUnreachable,
-				"unreachable: %s (%s) comes first and matches every path this route matches", e.pointer, e.route))
-			return // its overlaps with other rules do not matter
-		}
+// overlap reports r (whose route is at n) when it is unreachable or, under
+// first-match order, some path it matches goes to an earlier rule that is
+// not strictly more specific than r: a later rule may only be the general
+// case of earlier exceptions. It is exact (a path that r shares with an
+// earlier rule e but that a rule before e takes is no overlap with e), and
+// reports each rule once; see routeIndex. It then adds r to the index.
+func (p *parser) overlap(r *Rule, n *node) {
+	x := p.routes
+	defer x.add(r)
+	if x.exhausted() {
+		return // reported at the rule that used the bound up
 	}
-	for i, e := range earlier {
-		if e.method != r.method || !e.pattern.overlaps(r.pattern) || e.pattern.within(r.pattern) {
-			continue
-		}
-		shared := e.pattern.intersect(r.pattern)
-		taken := false // by a rule before e
-		for _, d := range earlier[:i] {
-			if d.method == r.method && shared.within(d.pattern) {
-				taken = true
-				break
-			}
-		}
-		if !taken {
-			p.fail(r.pointer+"/route", n, errorf(ErrOverlap,
-				"overlaps %s (%s): some paths match both and neither route is the more specific", e.pointer, e.route))
-		}
+	// Its overlaps with other rules do not matter when it is unreachable.
+	if e := x.firstCover(r.method, r.pattern, len(x.rules)); e >= 0 {
+		p.fail(r.pointer+"/route", n, errorf(ErrUnreachable,
+			"unreachable: %s (%s) comes first and matches every path this route matches", x.rules[e].pointer, shorten(x.rules[e].route, maxEcho)))
+	} else if e := x.firstOverlap(r); e >= 0 {
+		p.fail(r.pointer+"/route", n, errorf(ErrOverlap,
+			"overlaps %s (%s): some paths match both and neither route is the more specific", x.rules[e].pointer, shorten(x.rules[e].route, maxEcho)))
+	}
+	if x.exhausted() {
+		p.fail(r.pointer+"/route", n, errorf(ErrTooComplex,
+			"too complex to check: the overlap check reached its bound of %d steps at this rule, after %d rules; no later rule was checked",
+			maxOverlapSteps, len(x.rules)))
 	}
 }
+
+// maxEcho bounds what a problem message quotes of the policy, such as
+// another rule's route: messages do not repeat large parts of the input.
+const maxEcho = 120
 
 // rule resolves s over parent over the built-in defaults.
 func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
@@ -242,11 +267,14 @@ func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
 	case parent.fp != nil:
 		r.fp = parent.fp
 	default:
-		fp, err := fingerprint.Compile(fingerprint.Spec{})
-		if err != nil { // not reached: the empty spec is the whole body
-			p.fail(ptr, s.node, err)
+		if p.wholeBody == nil { // compiled once, shared by the rules without a spec
+			fp, err := fingerprint.Compile(fingerprint.Spec{})
+			if err != nil { // not reached: the empty spec is the whole body
+				p.fail(ptr, s.node, err)
+			}
+			p.wholeBody = fp
 		}
-		r.fp = fp
+		r.fp = p.wholeBody
 	}
 	return r
 }
@@ -414,7 +442,7 @@ func (p *parser) spec(ptr string, n *node) *fingerprint.Fingerprinter {
 	if !p.object(ptr, n, names...) {
 		return nil
 	}
-	before := len(p.problems)
+	before := p.total
 	for _, m := range n.members {
 		f, ok := fields[m.name]
 		if !ok {
@@ -432,7 +460,7 @@ func (p *parser) spec(ptr string, n *node) *fingerprint.Fingerprinter {
 			}
 		}
 	}
-	if len(p.problems) > before {
+	if p.total > before {
 		return nil
 	}
 	fpr, err := fingerprint.Compile(spec)
@@ -480,7 +508,7 @@ func (p *parser) cache(ptr string, n *node) *statusSet {
 		p.fail(ptr, n, errorf(ErrCache, `an empty cache stores nothing: list the statuses to replay, such as ["2xx"]`))
 		return nil
 	}
-	before := len(p.problems)
+	before := p.total
 	entries := make([]cacheEntry, len(n.elems))
 	valid := make([]bool, len(n.elems))
 	for i, e := range n.elems {
@@ -495,20 +523,32 @@ func (p *parser) cache(ptr string, n *node) *statusSet {
 		}
 		entries[i], valid[i] = ce, true
 	}
+	// A repeated entry is reported as such; the others are compared in
+	// pairs, and there are at most 808 of them (four classes and 400 codes,
+	// each perhaps negated), whatever the length of the list.
+	var distinct []int
+	seen := map[cacheEntry]int{}
 	for i, e := range entries {
 		if !valid[i] {
 			continue
 		}
+		if j, ok := seen[e]; ok {
+			p.fail(ptr+"/"+strconv.Itoa(i), n.elems[i], errorf(ErrCache, "%q repeats entry %d", shorten(n.elems[i].str, maxEcho), j))
+			continue
+		}
+		seen[e] = i
+		distinct = append(distinct, i)
+	}
+	for _, i := range distinct {
+		e := entries[i]
 		ep, en := ptr+"/"+strconv.Itoa(i), n.elems[i]
 		covered, touched := false, false
-		for j, f := range entries {
-			if !valid[j] || j == i {
+		for _, j := range distinct {
+			f := entries[j]
+			if j == i {
 				continue
 			}
-			switch {
-			case f == e && j < i:
-				p.fail(ep, en, errorf(ErrCache, "%q repeats entry %d", n.elems[i].str, j))
-			case f.not == e.not && f.contains(e) && f != e:
+			if f.not == e.not && f.contains(e) {
 				p.fail(ep, en, errorf(ErrCache, "%q is redundant: %q holds it", n.elems[i].str, n.elems[j].str))
 			}
 			if f.not != e.not && (f.contains(e) || e.contains(f)) {
@@ -526,7 +566,7 @@ func (p *parser) cache(ptr string, n *node) *statusSet {
 			p.fail(ep, en, errorf(ErrCache, "%q has no effect: a negated entry excludes all of it", n.elems[i].str))
 		}
 	}
-	if len(p.problems) > before {
+	if p.total > before {
 		return nil
 	}
 	var set statusSet
@@ -596,14 +636,16 @@ func (p *parser) methods(ptr string, n *node) []string {
 		return nil
 	}
 	var out []string
+	seen := map[string]bool{}
 	for i, m := range ss {
 		ep := ptr + "/" + strconv.Itoa(i)
 		switch {
 		case !isToken(m) || strings.ToUpper(m) != m:
-			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid method %q: want an upper-case HTTP method such as \"POST\"", m))
-		case slices.Contains(out, m):
-			p.fail(ep, n.elems[i], errorf(ErrInvalid, "method %q is listed twice", m))
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid method %q: want an upper-case HTTP method such as \"POST\"", shorten(m, maxEcho)))
+		case seen[m]:
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "method %q is listed twice", shorten(m, maxEcho)))
 		default:
+			seen[m] = true
 			out = append(out, m)
 		}
 	}
@@ -621,11 +663,11 @@ func (p *parser) object(ptr string, n *node, known ...string) bool {
 		if slices.Contains(known, m.name) {
 			continue
 		}
-		msg := "unknown field " + strconv.Quote(m.name)
+		msg := "unknown field " + strconv.Quote(shorten(m.name, maxEcho))
 		if s := suggest(m.name, known); s != "" {
 			msg += " (did you mean " + strconv.Quote(s) + "?)"
 		}
-		p.problems = append(p.problems, Problem{Pointer: appendToken(ptr, m.name), Offset: m.off, Err: errorf(ErrUnknownField, "%s", msg)})
+		p.add(Problem{Pointer: appendToken(ptr, m.name), Offset: m.off, Err: errorf(ErrUnknownField, "%s", msg)})
 	}
 	return true
 }
@@ -634,10 +676,19 @@ func (p *parser) object(ptr string, n *node, known ...string) bool {
 // case, dashes and underscores.
 func suggest(name string, known []string) string {
 	norm := func(s string) string {
-		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
+		return strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' {
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, s)
 	}
+	if len(name) > 2*maxEcho { // longer than any known name, however spelt
+		return ""
+	}
+	n := norm(name)
 	for _, k := range known {
-		if norm(k) == norm(name) {
+		if norm(k) == n {
 			return k
 		}
 	}

@@ -2,7 +2,9 @@ package policy_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +122,7 @@ var parseInvalidTests = []struct {
 	{"Overlap/TakerAfterIsNoExcuse", `{"rules": [{"route": "POST /{x}/b"}, {"route": "POST /a/b"}, {"route": "POST /a/{y}"}]}`,
 		[]want{{"/rules/1/route", policy.ErrUnreachable}, {"/rules/2/route", policy.ErrOverlap}}, "/a/b goes to /rules/0, not to the unreachable /rules/1"},
 	{"Overlap/OtherTakerNotMoreSpecific", `{"rules": [{"route": "POST /{x}/b/c"}, {"route": "POST /{x}/{y}/c"}, {"route": "POST /a/{y}/{z}"}]}`,
-		[]want{{"/rules/2/route", policy.ErrOverlap}, {"/rules/2/route", policy.ErrOverlap}}, "/a/b/c goes to /rules/0 and /a/d/c to /rules/1, neither more specific than /rules/2"},
+		[]want{{"/rules/2/route", policy.ErrOverlap}}, "/a/b/c goes to /rules/0 and /a/d/c to /rules/1, neither more specific than /rules/2: one problem, naming the first"},
 
 	// Values.
 	{"Duration/Negative", `{"rules": [{"route": "POST /a", "ttl": "-5s"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, ""},
@@ -409,6 +411,45 @@ func TestParseSeed(t *testing.T) {
 	}
 }
 
+// TestParseMaxProblems checks that a ParseError lists the first
+// MaxProblems problems in document order and counts the others: each of
+// 150 rules overlaps the 150 before it, and is reported once.
+func TestParseMaxProblems(t *testing.T) {
+	var b strings.Builder
+	for j := 0; j < 150; j++ {
+		fmt.Fprintf(&b, `{"route": "POST /x%d/{a}"},`, j)
+	}
+	for k := 0; k < 150; k++ {
+		fmt.Fprintf(&b, `{"route": "POST /{a}/y%d", "colour": "blue"},`, k)
+	}
+	src := `{"rules": [` + strings.TrimSuffix(b.String(), ",") + `], "version": 2}`
+	_, err := policy.Parse([]byte(src))
+	var pe *policy.ParseError
+	if !errors.As(err, &pe) {
+		t.Fatal(err)
+	}
+	if len(pe.Problems) != policy.MaxProblems || pe.Total != 301 || pe.Omitted() != 201 {
+		t.Errorf("%d problems listed, Total %d, Omitted %d; want %d, 301, 201", len(pe.Problems), pe.Total, pe.Omitted(), policy.MaxProblems)
+	}
+	var got []string
+	for _, p := range pe.Problems[:4] {
+		got = append(got, p.Pointer)
+	}
+	want := []string{"/rules/150/route", "/rules/150/colour", "/rules/151/route", "/rules/151/colour"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first problems (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(pe.Problems[0].Error(), "overlaps /rules/0 (POST /x0/{a})") {
+		t.Errorf("Problems[0] = %v, want it to name the first rule it overlaps", pe.Problems[0])
+	}
+	if !strings.HasSuffix(err.Error(), "(and 300 more problems)") {
+		t.Errorf("Error() = %q", err)
+	}
+	if !slices.IsSortedFunc(pe.Problems, func(a, b policy.Problem) int { return int(a.Offset - b.Offset) }) {
+		t.Errorf("problems not in document order")
+	}
+}
+
 func readFile(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(name)
@@ -434,6 +475,9 @@ func FuzzParse(f *testing.F) {
 			var pe *policy.ParseError
 			if !errors.As(err, &pe) || len(pe.Problems) == 0 || pol != nil {
 				t.Fatalf("Parse error %v (%T) is not a *ParseError with problems", err, err)
+			}
+			if len(pe.Problems) > policy.MaxProblems || pe.Total < len(pe.Problems) {
+				t.Errorf("%d problems listed of %d", len(pe.Problems), pe.Total)
 			}
 			for _, p := range pe.Problems {
 				if p.Err == nil || p.Offset < 0 || p.Offset > int64(len(data)) || p.Pointer != "" && p.Pointer[0] != '/' {
