@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/idemprint/idemprint/policy"
 )
 
 // writeTemp writes content to a file in a fresh temporary directory.
@@ -84,5 +86,58 @@ func TestLintThroughRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"lint", "../../testdata/policy/broken.json"}, nil, &stdout, &stderr); code != 1 || strings.Count(stdout.String(), "\n") != 7 {
 		t.Errorf("run lint = %d with %q", code, stdout.String())
+	}
+}
+
+// TestLintMany checks that lint prints the first policy.MaxProblems
+// problems, then how many more there are, and counts all of them.
+func TestLintMany(t *testing.T) {
+	var b strings.Builder
+	for j := 0; j < 150; j++ {
+		fmt.Fprintf(&b, "{\"route\": \"POST /x%d/{a}\"},\n", j)
+	}
+	for k := 0; k < 150; k++ {
+		fmt.Fprintf(&b, "{\"route\": \"POST /{a}/y%d\"},\n", k)
+	}
+	name := writeTemp(t, "crossing.json", "{\"rules\": [\n"+strings.TrimSuffix(b.String(), ",\n")+"\n]}\n")
+	var stdout, stderr bytes.Buffer
+	if code := runLint([]string{name}, &stdout, &stderr); code != 1 {
+		t.Errorf("runLint = %d, want 1", code)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != policy.MaxProblems+1 {
+		t.Fatalf("%d lines, want %d", len(lines), policy.MaxProblems+1)
+	}
+	if want := name + ":152:11 (byte "; !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "at /rules/150/route: overlaps /rules/0 (POST /x0/{a})") {
+		t.Errorf("first line %q, want it to start with %q and name /rules/0", lines[0], want)
+	}
+	if got, want := lines[len(lines)-1], "… and 50 more"; got != want {
+		t.Errorf("last line %q, want %q", got, want)
+	}
+	if !strings.Contains(stderr.String(), "150 problems") {
+		t.Errorf("stderr = %q, want the count of every problem", stderr.String())
+	}
+}
+
+// TestLocator checks that the locator, reading a source once, finds the
+// lines and columns that lineCol finds reading it for every offset.
+func TestLocator(t *testing.T) {
+	for _, src := range []string{
+		"",
+		"{\n  \"a\": 1\n}\n",
+		"{\"é\": \"日本\",\n\"x\": \"\xff\xfe\"}\r\n\n[1]",
+		strings.Repeat("ab\ncdé\n", 50),
+	} {
+		loc := locator{src: []byte(src)}
+		for off := int64(-1); off <= int64(len(src))+1; off++ {
+			wl, wc := lineCol([]byte(src), max(off, 0))
+			if gl, gc := loc.lineCol(off); gl != wl || gc != wc {
+				t.Fatalf("lineCol(%q, %d) = %d:%d, want %d:%d", src, off, gl, gc, wl, wc)
+			}
+		}
+		// Offsets going back start the reading again.
+		if gl, gc := loc.lineCol(0); gl != 1 || gc != 1 {
+			t.Errorf("lineCol(%q, 0) after the end = %d:%d", src, gl, gc)
+		}
 	}
 }
