@@ -54,8 +54,14 @@
 //	field             value                                  default
 //	route             "METHOD /pattern": segments are        (required in a rule)
 //	                  literals or {param}, which matches
-//	                  any one non-empty segment
-//	key.header        header name                            "Idempotency-Key"
+//	                  any one non-empty segment; no empty,
+//	                  "." or ".." segment, which a router
+//	                  cleans away
+//	key.header        header name, not one net/http moves    "Idempotency-Key"
+//	                  out of Request.Header (Host,
+//	                  Content-Length, Transfer-Encoding,
+//	                  Trailer) nor a hop-by-hop one
+//	                  (Connection, TE, Upgrade, ...)
 //	key.required      false: a request without a key         true
 //	                  passes through
 //	key.syntax        "printable" (1 to max_length of        "printable"
@@ -66,7 +72,9 @@
 //	scope.route       true: the rule's endpoint is part of   false (tenant and
 //	                  the storage key                        key only)
 //	fingerprint       a fingerprint.Spec: intent, ignore,    the whole body
-//	                  required, numbers, headers, query
+//	                  required, numbers, headers, query;
+//	                  headers as key.header allows, and
+//	                  Host (see Rule.NewRequest)
 //	on_mismatch       "reject", "replay" or "new"            "reject"
 //	mismatch_status   422, 409 or 400                        422
 //	on_spec_change    "reject", "replay" or "new"            "reject"

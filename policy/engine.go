@@ -122,11 +122,25 @@ type Request struct {
 // the fingerprint package's: a *canonical.Error for a body that is not
 // strict JSON, a *fingerprint.RequestError for a missing required value;
 // answer it with a 400.
+//
+// Build fr from an *http.Request with [fingerprint.Fingerprinter.HTTPRequest]
+// of r.Fingerprinter(): net/http moves the Host header out of
+// Request.Header into Request.Host, and that builder puts it back when the
+// rule's fingerprint declares it ("headers": ["Host"]), so that requests
+// to two hosts differ. A caller that builds fr by hand sets fr.Header's
+// Host itself. When the rule's fingerprint declares Host and fr.Header has
+// none, NewRequest fails (a *fingerprint.RequestError wrapping
+// fingerprint.ErrMissingRequired; a client must send the host, RFC 9110
+// §7.2) rather than fingerprint the request without it.
 func (r *Rule) NewRequest(tenant string, fr fingerprint.Request) (Request, error) {
 	req := Request{Tenant: tenant, Key: headerValues(fr.Header, r.keyHeader), Path: fr.Path}
 	if len(req.Key) == 0 {
 		req.Key = nil
 		return req, nil
+	}
+	if r.fpHost && len(headerValues(fr.Header, "Host")) == 0 {
+		return Request{}, &fingerprint.RequestError{Part: "header", Name: "host", Err: errorf(fingerprint.ErrMissingRequired,
+			"required value missing: the rule's fingerprint declares Host, which net/http keeps in Request.Host; build the request with Fingerprinter.HTTPRequest")}
 	}
 	var err error
 	if req.Fingerprint, err = r.fp.Sum(fr); err != nil {

@@ -1001,6 +1001,30 @@ func BenchmarkDecideDeepKeyReuse(b *testing.B) {
 	}
 }
 
+// TestNewRequestHost checks that a rule whose fingerprint declares Host
+// tells requests to two hosts apart, and fails a request whose header has
+// no Host (as net/http's has not) rather than leave the host out.
+func TestNewRequestHost(t *testing.T) {
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "fingerprint": {"headers": ["host"]}}]}`)
+	request := func(h http.Header) (policy.Request, error) {
+		h.Set("Idempotency-Key", "k")
+		return rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: h, Body: []byte(`{}`)})
+	}
+	a, errA := request(http.Header{"Host": {"a.example"}})
+	b, errB := request(http.Header{"host": {"b.example"}})
+	if errA != nil || errB != nil || a.Fingerprint == b.Fingerprint {
+		t.Errorf("hosts a and b: %v, %v; fingerprints equal: %v", errA, errB, a.Fingerprint == b.Fingerprint)
+	}
+	_, err := request(http.Header{})
+	var re *fingerprint.RequestError
+	if !errors.As(err, &re) || re.Part != "header" || re.Name != "host" || !errors.Is(err, fingerprint.ErrMissingRequired) {
+		t.Errorf("without Host: %v, want a RequestError for header host wrapping ErrMissingRequired", err)
+	}
+	if req, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments"}); err != nil || req.Key != nil {
+		t.Errorf("without a key: %+v, %v; want a pass-through request, nothing fingerprinted", req, err)
+	}
+}
+
 func TestNewRequest(t *testing.T) {
 	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "store_intent": true, "key": {"header": "X-Key"}}]}`)
 	fr := fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{}, Body: []byte(`{"a":1,"a":2}`)}

@@ -276,6 +276,9 @@ func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
 		}
 		r.fp = p.wholeBody
 	}
+	if r.fp != nil {
+		r.fpHost = slices.ContainsFunc(r.fp.Spec().Headers, func(h string) bool { return strings.EqualFold(h, "Host") })
+	}
 	return r
 }
 
@@ -394,9 +397,12 @@ func (p *parser) key(ptr string, n *node, s *settings) {
 	}
 	if v := n.get("header"); v != nil {
 		if h, ok := p.str(ptr+"/header", v); ok {
-			if !isToken(h) {
-				p.fail(ptr+"/header", v, errorf(ErrInvalid, "invalid header name %q", h))
-			} else {
+			switch why := unreadableHeader(h); {
+			case !isToken(h):
+				p.fail(ptr+"/header", v, errorf(ErrInvalid, "invalid header name %q", shorten(h, maxEcho)))
+			case why != "":
+				p.fail(ptr+"/header", v, errorf(ErrInvalid, "the key cannot be carried in %s: %s", h, why))
+			default:
 				s.keyHeader = &h
 			}
 		}
@@ -473,7 +479,38 @@ func (p *parser) spec(ptr string, n *node) *fingerprint.Fingerprinter {
 		}
 		return nil
 	}
+	// Host reaches the fingerprint through Fingerprinter.HTTPRequest, which
+	// puts Request.Host back; the others never reach a handler's header.
+	bad := false
+	for i, h := range spec.Headers {
+		if why := unreadableHeader(h); why != "" && !strings.EqualFold(h, "Host") {
+			hp := ptr + "/headers/" + strconv.Itoa(i)
+			p.fail(hp, n.lookup("/headers/"+strconv.Itoa(i)), errorf(ErrInvalid, "%s cannot be part of the intent: %s", h, why))
+			bad = true
+		}
+	}
+	if bad {
+		return nil
+	}
 	return fpr
+}
+
+// unreadableHeader says why a request header of this name does not reach
+// a handler in its Request.Header, or "" when it does.
+func unreadableHeader(name string) string {
+	switch http.CanonicalHeaderKey(name) {
+	case "Host":
+		return "net/http moves it out of the header map, into Request.Host"
+	case "Content-Length":
+		return "net/http reads it into Request.ContentLength, and removes it from a chunked request"
+	case "Transfer-Encoding":
+		return "net/http moves it out of the header map, into Request.TransferEncoding"
+	case "Trailer":
+		return "net/http moves it out of the header map of a chunked request, into Request.Trailer"
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Te", "Upgrade":
+		return "it is hop-by-hop (RFC 9110 §7.6.1): a proxy removes it, and HTTP/2 forbids it or restricts its value"
+	}
+	return ""
 }
 
 func (p *parser) resolution(ptr string, n *node) *Resolution {

@@ -107,6 +107,9 @@ var parseInvalidTests = []struct {
 	{"Route/RepeatedParam", `{"rules": [{"route": "POST /a/{id}/b/{id}"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
 	{"Route/Query", `{"rules": [{"route": "POST /a?b=1"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
 	{"Route/PercentEscape", `{"rules": [{"route": "POST /a%2Fb"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, "patterns match decoded paths"},
+	{"Route/DotDotSegment", `{"rules": [{"route": "POST /v1/../admin"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, "a router cleans it away: the rule would never match"},
+	{"Route/DotSegment", `{"rules": [{"route": "POST /v1/./x"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/TrailingDotDot", `{"rules": [{"route": "POST /v1/.."}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
 
 	// Overlap and reachability under first-match order.
 	{"Overlap/SameRoute", `{"rules": [{"route": "POST /a"}, {"route": "POST /a"}]}`, []want{{"/rules/1/route", policy.ErrUnreachable}}, ""},
@@ -138,6 +141,16 @@ var parseInvalidTests = []struct {
 	{"MismatchStatus/200", `{"rules": [{"route": "POST /a", "mismatch_status": 200}]}`, []want{{"/rules/0/mismatch_status", policy.ErrInvalid}}, ""},
 	{"Key/HeaderName", `{"rules": [{"route": "POST /a", "key": {"header": "Idempotency Key"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}}, ""},
 	{"Key/Syntax", `{"rules": [{"route": "POST /a", "key": {"syntax": "ulid"}}]}`, []want{{"/rules/0/key/syntax", policy.ErrInvalid}}, ""},
+	{"Key/HeaderHost", `{"rules": [{"route": "POST /a", "key": {"header": "Host"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}},
+		"net/http moves Host out of the header map: every request would miss its key"},
+	{"Key/HeaderTransferEncoding", `{"rules": [{"route": "POST /a", "key": {"header": "transfer-encoding"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}}, ""},
+	{"Key/HeaderContentLength", `{"rules": [{"route": "POST /a", "key": {"header": "Content-Length"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}}, ""},
+	{"Key/HeaderHopByHop", `{"defaults": {"key": {"header": "Connection"}}, "rules": [{"route": "POST /a", "key": {"header": "TE"}}]}`,
+		[]want{{"/defaults/key/header", policy.ErrInvalid}, {"/rules/0/key/header", policy.ErrInvalid}}, "a proxy removes it"},
+	{"Fingerprint/HeaderTransferEncoding", `{"rules": [{"route": "POST /a", "fingerprint": {"headers": ["X-Account", "Transfer-Encoding"]}}]}`,
+		[]want{{"/rules/0/fingerprint/headers/1", policy.ErrInvalid}}, "it never reaches the fingerprint: every request would look alike"},
+	{"Fingerprint/HeaderUpgrade", `{"defaults": {"fingerprint": {"headers": ["upgrade"]}}, "rules": []}`,
+		[]want{{"/defaults/fingerprint/headers/0", policy.ErrInvalid}}, ""},
 	{"Key/MaxLengthZero", `{"rules": [{"route": "POST /a", "key": {"max_length": 0}}]}`, []want{{"/rules/0/key/max_length", policy.ErrInvalid}}, ""},
 	{"Key/MaxLengthHuge", `{"rules": [{"route": "POST /a", "key": {"max_length": 100000}}]}`, []want{{"/rules/0/key/max_length", policy.ErrInvalid}}, ""},
 	{"ReplayHeader/NoColon", `{"rules": [{"route": "POST /a", "replay_header": "Idempotent-Replayed"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
@@ -245,6 +258,9 @@ var parseValidTests = []struct {
 		"inherited, it is simply off where nothing would read it"},
 	{"RetryAfter/EqualsLease", `{"defaults": {"retry_after": "10s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`, ""},
 	{"ReplayHeader/Custom", `{"rules": [{"route": "POST /a", "replay_header": "X-Content-Replayed: yes"}]}`, "only Content-* itself is reserved"},
+	{"Fingerprint/HeaderHost", `{"rules": [{"route": "POST /a", "fingerprint": {"headers": ["host"]}}]}`,
+		"Fingerprinter.HTTPRequest carries the host; NewRequest fails without it"},
+	{"Route/DotsInSegment", `{"rules": [{"route": "POST /v1/.../a.b/.well-known"}]}`, "only . and .. are dot segments"},
 }
 
 func TestParseValid(t *testing.T) {

@@ -107,6 +107,7 @@ type Rule struct {
 	scopeRoute   bool
 
 	fp             *fingerprint.Fingerprinter
+	fpHost         bool // fp's spec declares the Host header
 	onMismatch     Resolution
 	mismatchStatus int
 	onSpecChange   Resolution
