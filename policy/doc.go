@@ -88,6 +88,13 @@
 //	retry_after       whole seconds answered to a request    the rest of the lease
 //	                  that meets a reservation; at most
 //	                  the lease
+//	wait              Go duration a request that meets the   "0s" (answer at once)
+//	                  running reservation of an equal
+//	                  request may wait for its result
+//	                  before its 409 (see Rule.Wait); "0s"
+//	                  or more, at most the lease: past the
+//	                  lease the reservation is stale and the
+//	                  request takes it over
 //	replay_header     "Name: value" added to replays, or ""; "Idempotent-Replayed: true"
 //	                  not hop-by-hop (Connection, TE,
 //	                  Transfer-Encoding, ...) nor Content-*,
@@ -95,12 +102,18 @@
 //	store_intent      true: keep the intent projection to    false (it may hold
 //	                  name differing fields; only with       personal data)
 //	                  on_mismatch "reject"
+//	exclude_headers   response header names never stored     [] (none beyond those
+//	                  for replay, such as ["X-Request-Id"]:  never stored)
+//	                  tokens, each once, in any case; not
+//	                  one that is never stored anyway
 //
 // Strict by default: an unknown field, a value of the wrong type, a
-// duration that is not positive, a status outside the list, a cache entry
-// that is repeated, redundant or without effect, a setting without effect
-// (mismatch_status or store_intent when not rejecting, a retry_after longer
-// than the lease), a rule that overlaps an earlier one or that an earlier
+// duration that is not positive (negative, for wait), a status outside the
+// list, a cache entry that is repeated, redundant or without effect, a
+// setting without effect (mismatch_status or store_intent when not
+// rejecting, a retry_after or a wait longer than the lease, an
+// exclude_headers entry never stored anyway), a rule that overlaps an
+// earlier one or that an earlier
 // one makes unreachable: each is a [Problem] with its JSON Pointer, and
 // [Parse] reports all of them ([MaxProblems] in detail, in document order,
 // and the count of the rest). A setting that has no effect only in
@@ -165,7 +178,13 @@
 // After completion, a status the rule caches (2xx by default, so that a 500
 // stays retryable) is stored with its headers and body and replayed until
 // the TTL; any other status releases the reservation so that a retry
-// executes again.
+// executes again. Some headers are never stored, since they are not the
+// replayed request's: Set-Cookie, Set-Cookie2, Authorization and
+// Proxy-Authorization, the hop-by-hop headers (Connection, Keep-Alive,
+// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, and those
+// the response's Connection header names), Content-Length (the replay
+// computes it again), and those the rule's exclude_headers lists (a
+// request ID, a server timing).
 //
 // # Storage keys
 //

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -580,6 +581,49 @@ func (r *Rule) reject(reason Reason, storageKey string, p *ProblemDetails, retry
 	}
 }
 
+// storedHeader returns the copy of h that Complete stores: without the
+// headers StoresHeader refuses nor those h's Connection header names. Like
+// http.Header.Clone, it allocates the values of every header at once.
+func (r *Rule) storedHeader(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	var named []string // by Connection, in canonical form
+	for k, vs := range h {
+		if http.CanonicalHeaderKey(k) != "Connection" {
+			continue
+		}
+		for _, v := range vs {
+			for t := range strings.SplitSeq(v, ",") {
+				if t = strings.Trim(t, " \t"); t != "" {
+					named = append(named, http.CanonicalHeaderKey(t))
+				}
+			}
+		}
+	}
+	keep := func(k string) bool { return r.StoresHeader(k) && !slices.Contains(named, http.CanonicalHeaderKey(k)) }
+	n, nv := 0, 0
+	for k, vs := range h {
+		if keep(k) {
+			n, nv = n+1, nv+len(vs)
+		}
+	}
+	values := make([]string, nv)
+	out := make(http.Header, n)
+	for k, vs := range h {
+		if !keep(k) {
+			continue
+		}
+		if vs == nil {
+			out[k] = nil
+			continue
+		}
+		c := copy(values, vs)
+		out[k], values = values[:c:c], values[c:]
+	}
+	return out
+}
+
 // replayHeader returns a copy of the stored header with the replay header.
 func (r *Rule) replayHeader(stored http.Header) http.Header {
 	h := stored.Clone()
@@ -598,6 +642,16 @@ func (r *Rule) replayHeader(stored http.Header) http.Header {
 // after now; any other releases the reservation (a record in StateNone), so
 // that a retry executes again. Nothing is dropped for its size: a store that
 // cannot hold the response must fail the write, not skip it.
+//
+// The stored header is a copy of resp.Header without the headers that
+// must not be replayed to another request ([Rule.StoresHeader]):
+// Set-Cookie, Set-Cookie2, Authorization and Proxy-Authorization (a
+// session or credentials of one client), the hop-by-hop headers
+// (Connection, Keep-Alive, Proxy-Connection, TE, Trailer,
+// Transfer-Encoding, Upgrade, and those resp's Connection header names),
+// Content-Length (the replay computes it again), and those the rule's
+// exclude_headers lists; names are compared case-insensitively. A header
+// with several values keeps each of them, in order.
 //
 // Write the record conditionally, like a reservation: if the write fails,
 // the reservation was taken over after its lease expired, and this response
@@ -626,7 +680,7 @@ func (r *Rule) Complete(res *Record, resp Response, now time.Time) (Record, erro
 	}
 	next.State = StateCompleted
 	next.Status = resp.Status
-	next.Header = resp.Header.Clone()
+	next.Header = r.storedHeader(resp.Header)
 	next.Body = resp.Body
 	next.ExpiresAt = now.Add(r.ttl)
 	return next, nil

@@ -811,6 +811,64 @@ func TestComplete(t *testing.T) {
 	})
 }
 
+// TestCompleteStoredHeaders checks which response headers a completed
+// record keeps for replay: never a cookie, credentials, a hop-by-hop
+// header (including those Connection names) or Content-Length, nor what
+// exclude_headers lists, in any case; every value of the others, in order.
+func TestCompleteStoredHeaders(t *testing.T) {
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	rule := mustRule(t, `{"defaults": {"exclude_headers": ["X-Other"]}, "rules": [{"route": "POST /v1/payments", "exclude_headers": ["x-request-id", "Server-Timing"]}]}`)
+	req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"a":1}`)}
+	d, _ := rule.Decide(req, nil, nil, now)
+	resp := http.Header{
+		"Location":            {"/v1/payments/pay_1"},
+		"Link":                {"</a>; rel=a", "</b>; rel=b"},
+		"X-Other":             {"kept: the rule's list replaces the defaults'"},
+		"Set-Cookie":          {"session=1", "theme=dark"},
+		"set-cookie2":         {"old=1"},
+		"Authorization":       {"Bearer t"},
+		"Proxy-Authorization": {"Basic p"},
+		"Connection":          {"keep-alive, X-Hop", "x-other-hop"},
+		"Keep-Alive":          {"timeout=5"},
+		"Proxy-Connection":    {"keep-alive"},
+		"Te":                  {"trailers"},
+		"Trailer":             {"X-Checksum"},
+		"Transfer-Encoding":   {"chunked"},
+		"Upgrade":             {"h2c"},
+		"Content-Length":      {"9"},
+		"X-Hop":               {"1"},
+		"X-Other-Hop":         {"2"},
+		"X-Request-Id":        {"r-1"},
+		"server-timing":       {"db;dur=53"},
+		"Content-Type":        {"application/json"},
+	}
+	got, err := rule.Complete(d.Reserve, policy.Response{Status: 201, Header: resp, Body: []byte(`{"id":1}`)}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := http.Header{
+		"Location":     {"/v1/payments/pay_1"},
+		"Link":         {"</a>; rel=a", "</b>; rel=b"},
+		"X-Other":      {"kept: the rule's list replaces the defaults'"},
+		"Content-Type": {"application/json"},
+	}
+	if diff := cmp.Diff(want, got.Header); diff != "" {
+		t.Errorf("stored header mismatch (-want +got):\n%s", diff)
+	}
+	resp["Link"][0] = "changed"
+	if got.Header["Link"][0] != "</a>; rel=a" {
+		t.Errorf("the stored values share the response's")
+	}
+	for name, stored := range map[string]bool{"location": true, "SET-COOKIE": false, "x-request-id": false, "X-Other": true, "content-length": false, "Connection": false, "X-Hop": true} {
+		if got := rule.StoresHeader(name); got != stored {
+			t.Errorf("StoresHeader(%q) = %v, want %v", name, got, stored)
+		}
+	}
+	if other, _ := mustParse(t, `{"defaults": {"exclude_headers": ["X-Other"]}, "rules": []}`).Match("POST", "/x"); other.StoresHeader("x-other") {
+		t.Errorf("the defaults' rule stores X-Other, which its exclude_headers lists")
+	}
+}
+
 func TestDecideResponseHeaders(t *testing.T) {
 	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
 	for _, tc := range []struct {

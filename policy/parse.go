@@ -135,13 +135,15 @@ type settings struct {
 	ttl            *time.Duration
 	lease          *time.Duration
 	retryAfter     *time.Duration
+	wait           *time.Duration
 	replay         *[2]string
 	storeIntent    *bool
+	exclude        *[]string // canonical header names
 }
 
 var settingFields = []string{
 	"key", "scope", "fingerprint", "on_mismatch", "mismatch_status", "on_spec_change",
-	"cache", "ttl", "lease", "retry_after", "replay_header", "store_intent",
+	"cache", "ttl", "lease", "retry_after", "wait", "replay_header", "store_intent", "exclude_headers",
 }
 
 func (p *parser) policy(root *node) *Policy {
@@ -253,6 +255,13 @@ func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
 		ttl:            pick(s.ttl, parent.ttl, defaultTTL),
 		lease:          pick(s.lease, parent.lease, defaultLease),
 		retryAfter:     pick(s.retryAfter, parent.retryAfter, 0),
+		wait:           pick(s.wait, parent.wait, 0),
+	}
+	if exclude := pick(s.exclude, parent.exclude, nil); len(exclude) > 0 {
+		r.exclude = make(map[string]bool, len(exclude))
+		for _, h := range exclude {
+			r.exclude[h] = true
+		}
 	}
 	// Intent projections serve only to list the differing fields of a
 	// key-reuse rejection; inherited by a rule that does not reject, they
@@ -322,15 +331,23 @@ func (p *parser) check(s, parent *settings) {
 			p.fail(ptr, n, errorf(ErrIneffective, "the lease (%v) must be shorter than the ttl (%v): a reservation would outlive its record", lease, ttl))
 		}
 	}
-	if s.retryAfter != nil || s.lease != nil {
-		retryAfter, lease := pick(s.retryAfter, parent.retryAfter, 0), pick(s.lease, parent.lease, defaultLease)
-		if retryAfter > lease {
-			field := "retry_after"
-			if s.retryAfter == nil {
+	// Settings bounded by the lease, reported where s sets one of the two.
+	lease := pick(s.lease, parent.lease, defaultLease)
+	for _, d := range [...]struct {
+		field          string
+		own, inherited *time.Duration
+		why            string
+	}{
+		{"retry_after", s.retryAfter, parent.retryAfter, "a client would wait past a reservation's end"},
+		{"wait", s.wait, parent.wait, "once the lease is over the reservation is stale, and the waiting request takes it over instead of waiting"},
+	} {
+		if v := pick(d.own, d.inherited, 0); (d.own != nil || s.lease != nil) && v > lease {
+			field := d.field
+			if d.own == nil {
 				field = "lease"
 			}
 			ptr, n := at(field)
-			p.fail(ptr, n, errorf(ErrIneffective, "retry_after (%v) is longer than the lease (%v): a client would wait past a reservation's end", retryAfter, lease))
+			p.fail(ptr, n, errorf(ErrIneffective, "%s (%v) is longer than the lease (%v): %s", d.field, v, lease, d.why))
 		}
 	}
 	if s.storeIntent != nil && *s.storeIntent && pick(s.onMismatch, parent.onMismatch, ResolveReject) != ResolveReject {
@@ -371,21 +388,25 @@ func (p *parser) settings(ptr string, n *node) settings {
 		case "cache":
 			s.cache = p.cache(fp, v)
 		case "ttl":
-			s.ttl = p.duration(fp, v)
+			s.ttl = p.duration(fp, v, false)
 		case "lease":
-			s.lease = p.duration(fp, v)
+			s.lease = p.duration(fp, v, false)
 		case "retry_after":
-			if d := p.duration(fp, v); d != nil {
+			if d := p.duration(fp, v, false); d != nil {
 				if *d%time.Second != 0 {
 					p.fail(fp, v, errorf(ErrDuration, "invalid retry_after %q: Retry-After counts whole seconds", v.str))
 				} else {
 					s.retryAfter = d
 				}
 			}
+		case "wait":
+			s.wait = p.duration(fp, v, true)
 		case "replay_header":
 			s.replay = p.replayHeader(fp, v)
 		case "store_intent":
 			s.storeIntent = p.boolean(fp, v)
+		case "exclude_headers":
+			s.exclude = p.excludeHeaders(fp, v)
 		}
 	}
 	return s
@@ -667,6 +688,33 @@ func isFieldValue(s string) bool {
 	return true
 }
 
+// excludeHeaders parses a list of response header names never to store:
+// tokens, each once (in any case), none that is never stored anyway.
+func (p *parser) excludeHeaders(ptr string, n *node) *[]string {
+	ss, ok := p.strings(ptr, n)
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	seen := map[string]int{}
+	for i, h := range ss {
+		ep, name := ptr+"/"+strconv.Itoa(i), http.CanonicalHeaderKey(h)
+		j, dup := seen[name]
+		switch {
+		case !isToken(h):
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid header name %q", shorten(h, maxEcho)))
+		case dup:
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "header %q is listed twice, as entry %d and here (names are case-insensitive)", shorten(h, maxEcho), j))
+		case neverStored(name):
+			p.fail(ep, n.elems[i], errorf(ErrIneffective, "%s is never stored for replay, whatever exclude_headers says", name))
+		default:
+			seen[name] = i
+			out = append(out, name)
+		}
+	}
+	return &out
+}
+
 func (p *parser) methods(ptr string, n *node) []string {
 	ss, ok := p.strings(ptr, n)
 	if !ok {
@@ -779,8 +827,9 @@ func (p *parser) integer(ptr string, n *node) (int, bool) {
 	return c, true
 }
 
-// duration parses a positive Go duration string.
-func (p *parser) duration(ptr string, n *node) *time.Duration {
+// duration parses a positive Go duration string, or with zero a
+// non-negative one.
+func (p *parser) duration(ptr string, n *node, zero bool) *time.Duration {
 	s, ok := p.str(ptr, n)
 	if !ok {
 		return nil
@@ -796,7 +845,10 @@ func (p *parser) duration(ptr string, n *node) *time.Duration {
 	case err != nil:
 		p.fail(ptr, n, errorf(ErrDuration, `invalid duration %q: want a Go duration such as "24h", "30s" or "1h30m"`, s))
 		return nil
-	case d <= 0:
+	case d < 0 && zero:
+		p.fail(ptr, n, errorf(ErrDuration, "invalid duration %q: must not be negative", s))
+		return nil
+	case d <= 0 && !zero:
 		p.fail(ptr, n, errorf(ErrDuration, "invalid duration %q: must be positive", s))
 		return nil
 	}

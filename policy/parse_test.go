@@ -135,6 +135,9 @@ var parseInvalidTests = []struct {
 	{"Duration/RetryAfterFraction", `{"rules": [{"route": "POST /a", "retry_after": "1500ms"}]}`, []want{{"/rules/0/retry_after", policy.ErrDuration}}, "never rounded"},
 	{"Duration/PlusSign", `{"rules": [{"route": "POST /a", "ttl": "+1h"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, "time.ParseDuration accepts a sign; a policy does not"},
 	{"Duration/PlusSignLease", `{"defaults": {"lease": "+10s"}, "rules": []}`, []want{{"/defaults/lease", policy.ErrDuration}}, ""},
+	{"Duration/WaitNegative", `{"rules": [{"route": "POST /a", "wait": "-1s"}]}`, []want{{"/rules/0/wait", policy.ErrDuration}}, ""},
+	{"Duration/WaitPlusSign", `{"rules": [{"route": "POST /a", "wait": "+1s"}]}`, []want{{"/rules/0/wait", policy.ErrDuration}}, ""},
+	{"Duration/WaitNumber", `{"rules": [{"route": "POST /a", "wait": 5}]}`, []want{{"/rules/0/wait", policy.ErrType}}, ""},
 	{"Resolution/Unknown", `{"rules": [{"route": "POST /a", "on_mismatch": "ignore"}]}`, []want{{"/rules/0/on_mismatch", policy.ErrInvalid}}, ""},
 	{"Resolution/Case", `{"rules": [{"route": "POST /a", "on_spec_change": "Reject"}]}`, []want{{"/rules/0/on_spec_change", policy.ErrInvalid}}, ""},
 	{"MismatchStatus/500", `{"rules": [{"route": "POST /a", "mismatch_status": 500}]}`, []want{{"/rules/0/mismatch_status", policy.ErrInvalid}}, ""},
@@ -193,12 +196,25 @@ var parseInvalidTests = []struct {
 		[]want{{"/rules/0/lease", policy.ErrIneffective}}, "reported at the setting the rule makes"},
 	{"Ineffective/RetryAfterBeyondInheritedLease", `{"defaults": {"lease": "10s"}, "rules": [{"route": "POST /a", "retry_after": "20s"}]}`,
 		[]want{{"/rules/0/retry_after", policy.ErrIneffective}}, ""},
+	{"Ineffective/WaitBeyondLease", `{"rules": [{"route": "POST /a", "wait": "31s"}]}`, []want{{"/rules/0/wait", policy.ErrIneffective}},
+		"past the lease the reservation is stale and the request takes it over: it would wait for nothing"},
+	{"Ineffective/WaitInheritedBeyondLease", `{"defaults": {"wait": "20s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`,
+		[]want{{"/rules/0/lease", policy.ErrIneffective}}, "reported at the setting the rule makes"},
+	{"Ineffective/WaitInDefaults", `{"defaults": {"wait": "1m"}, "rules": []}`, []want{{"/defaults/wait", policy.ErrIneffective}}, ""},
 	{"Ineffective/StoreIntentWithReplay", `{"rules": [{"route": "POST /a", "on_mismatch": "replay", "store_intent": true}]}`,
 		[]want{{"/rules/0/store_intent", policy.ErrIneffective}}, "only a key-reuse rejection lists differing fields"},
 	{"Ineffective/StoreIntentUnderNewDefault", `{"defaults": {"on_mismatch": "new"}, "rules": [{"route": "POST /a", "store_intent": true}]}`,
 		[]want{{"/rules/0/store_intent", policy.ErrIneffective}}, ""},
 	{"Ineffective/StoreIntentInDefaults", `{"defaults": {"on_mismatch": "replay", "store_intent": true}, "rules": []}`,
 		[]want{{"/defaults/store_intent", policy.ErrIneffective}}, ""},
+
+	// Response headers never stored.
+	{"ExcludeHeaders/NotList", `{"rules": [{"route": "POST /a", "exclude_headers": "X-Request-Id"}]}`, []want{{"/rules/0/exclude_headers", policy.ErrType}}, ""},
+	{"ExcludeHeaders/NotToken", `{"rules": [{"route": "POST /a", "exclude_headers": ["X-Request-Id", "X Request"]}]}`, []want{{"/rules/0/exclude_headers/1", policy.ErrInvalid}}, ""},
+	{"ExcludeHeaders/Twice", `{"rules": [{"route": "POST /a", "exclude_headers": ["X-Request-Id", "x-request-id"]}]}`, []want{{"/rules/0/exclude_headers/1", policy.ErrInvalid}},
+		"names are case-insensitive"},
+	{"ExcludeHeaders/NeverStored", `{"defaults": {"exclude_headers": ["Set-Cookie", "content-length", "X-A"]}, "rules": []}`,
+		[]want{{"/defaults/exclude_headers/0", policy.ErrIneffective}, {"/defaults/exclude_headers/1", policy.ErrIneffective}}, "never stored anyway"},
 
 	// Fingerprint specs: the fingerprint package's problems, under the rule's pointer.
 	{"Spec/InvalidPath", `{"rules": [{"route": "POST /a", "fingerprint": {"intent": ["amount", "items.#(qty>1)"]}}]}`,
@@ -257,6 +273,10 @@ var parseValidTests = []struct {
 	{"StoreIntent/InheritedByReplay", `{"defaults": {"store_intent": true}, "rules": [{"route": "POST /a", "on_mismatch": "replay"}]}`,
 		"inherited, it is simply off where nothing would read it"},
 	{"RetryAfter/EqualsLease", `{"defaults": {"retry_after": "10s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`, ""},
+	{"Wait/EqualsLease", `{"defaults": {"wait": "10s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`, ""},
+	{"Wait/Zero", `{"defaults": {"wait": "5s"}, "rules": [{"route": "POST /a", "wait": "0s"}]}`, "0s overrides an inherited wait"},
+	{"ExcludeHeaders/Empty", `{"defaults": {"exclude_headers": ["X-Request-Id"]}, "rules": [{"route": "POST /a", "exclude_headers": []}]}`,
+		"[] overrides an inherited list"},
 	{"ReplayHeader/Custom", `{"rules": [{"route": "POST /a", "replay_header": "X-Content-Replayed: yes"}]}`, "only Content-* itself is reserved"},
 	{"Fingerprint/HeaderHost", `{"rules": [{"route": "POST /a", "fingerprint": {"headers": ["host"]}}]}`,
 		"Fingerprinter.HTTPRequest carries the host; NewRequest fails without it"},
@@ -342,6 +362,8 @@ func TestParseSettings(t *testing.T) {
   "defaults": {
     "key": {"header": "x-request-key", "max_length": 64},
     "ttl": "48h",
+    "wait": "2s",
+    "exclude_headers": ["X-Request-Id"],
     "on_mismatch": "replay",
     "fingerprint": {"ignore": ["traceId"]},
     "methods": ["POST", "PUT"]
@@ -349,7 +371,7 @@ func TestParseSettings(t *testing.T) {
   "rules": [
     {"route": "POST /v1/payments", "key": {"required": false}, "on_mismatch": "reject", "mismatch_status": 400,
      "cache": ["2xx", "4xx", "!429"], "lease": "1m", "replay_header": "", "store_intent": true},
-    {"route": "POST /v1/refunds", "fingerprint": {"intent": ["paymentId"]}, "ttl": "1h", "on_spec_change": "new"}
+    {"route": "POST /v1/refunds", "fingerprint": {"intent": ["paymentId"]}, "ttl": "1h", "on_spec_change": "new", "wait": "0s", "exclude_headers": []}
   ]
 }`)
 	type resolved struct {
@@ -357,7 +379,8 @@ func TestParseSettings(t *testing.T) {
 		KeyRequired, StoresIntent                  bool
 		OnMismatch, OnSpecChange                   policy.Resolution
 		MismatchStatus                             int
-		TTL, Lease                                 time.Duration
+		TTL, Lease, Wait                           time.Duration
+		StoresRequestID                            bool
 		ReplayName, ReplayValue                    string
 		Intent, Ignore                             []string
 		Caches200, Caches404, Caches429, Caches500 bool
@@ -371,7 +394,7 @@ func TestParseSettings(t *testing.T) {
 		spec := r.Fingerprinter().Spec()
 		return resolved{
 			r.Pointer(), r.Route(), r.KeyHeader(), r.KeyRequired(), r.StoresIntent(), r.OnMismatch(), r.OnSpecChange(),
-			r.MismatchStatus(), r.TTL(), r.Lease(), name, value, spec.Intent, spec.Ignore,
+			r.MismatchStatus(), r.TTL(), r.Lease(), r.Wait(), r.StoresHeader("X-Request-Id"), name, value, spec.Intent, spec.Ignore,
 			r.Caches(200), r.Caches(404), r.Caches(429), r.Caches(500),
 		}
 	}
@@ -382,21 +405,21 @@ func TestParseSettings(t *testing.T) {
 		"POST", "/v1/payments", resolved{
 			Pointer: "/rules/0", Route: "POST /v1/payments", KeyHeader: "X-Request-Key", KeyRequired: false, StoresIntent: true,
 			OnMismatch: policy.ResolveReject, OnSpecChange: policy.ResolveReject, MismatchStatus: 400,
-			TTL: 48 * time.Hour, Lease: time.Minute, Ignore: []string{"traceId"},
+			TTL: 48 * time.Hour, Lease: time.Minute, Wait: 2 * time.Second, Ignore: []string{"traceId"},
 			Caches200: true, Caches404: true,
 		},
 	}, {
 		"POST", "/v1/refunds", resolved{
 			Pointer: "/rules/1", Route: "POST /v1/refunds", KeyHeader: "X-Request-Key", KeyRequired: true,
 			OnMismatch: policy.ResolveReplay, OnSpecChange: policy.ResolveNew, MismatchStatus: 422,
-			TTL: time.Hour, Lease: 30 * time.Second, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
+			TTL: time.Hour, Lease: 30 * time.Second, StoresRequestID: true, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
 			Intent: []string{"paymentId"}, Caches200: true,
 		},
 	}, {
 		"PUT", "/v1/anything", resolved{
 			Pointer: "/defaults", Route: "PUT *", KeyHeader: "X-Request-Key", KeyRequired: true,
 			OnMismatch: policy.ResolveReplay, OnSpecChange: policy.ResolveReject, MismatchStatus: 422,
-			TTL: 48 * time.Hour, Lease: 30 * time.Second, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
+			TTL: 48 * time.Hour, Lease: 30 * time.Second, Wait: 2 * time.Second, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
 			Ignore: []string{"traceId"}, Caches200: true,
 		},
 	}} {
