@@ -198,7 +198,10 @@
 // stored there is, by construction, of an equal request. Keys in the RFC
 // 8941 string form ("\"abc\"") are the same key as their content (abc);
 // a UUID key is stored in lower case (RFC 9562 §4: the two cases are one
-// UUID).
+// UUID). [PrimaryKey] returns the primary key that a new identity's key
+// begins with, so that a store can keep both keys of a request together;
+// a store that expires records by its own clock judges whether a record
+// still holds its key with [Record.Binds], the engine's own rule.
 //
 // # Specifications
 //

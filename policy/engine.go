@@ -88,6 +88,25 @@ type Record struct {
 	Body   []byte
 }
 
+// Binds reports whether rec still binds its storage key at now: a
+// completed record until ExpiresAt, an in-flight reservation until both
+// its LeaseExpiry and its ExpiresAt are over (Parse keeps the lease shorter
+// than the TTL, but a record is judged as it is), a released record
+// (StateNone) never, nor a nil one. Instants are compared with
+// [time.Time.Before]: a record stops binding at ExpiresAt itself.
+//
+// It is the rule by which [Rule.Decide] tells whether a record holds its
+// key at the time it is given. A store that judges by its own clock
+// whether a record still binds (to expire it, to delete it, to refuse or
+// allow a write) must judge with exactly this rule, or it and the engine
+// will disagree about who holds a key.
+func (rec *Record) Binds(now time.Time) bool {
+	if rec == nil || rec.State == StateNone {
+		return false
+	}
+	return now.Before(rec.ExpiresAt) || rec.State == StateInFlight && now.Before(rec.LeaseExpiry)
+}
+
 // Request describes an incoming request to [Rule.Decide]. Build one with
 // [Rule.NewRequest] or by hand. The zero value has no tenant and is
 // rejected with ErrNoTenant.
@@ -359,16 +378,6 @@ var (
 	errNoFingerprint = errorf(ErrNoFingerprint, "policy: the request has a key but a zero fingerprint")
 )
 
-// binds reports whether rec still binds its key at now: a completed record
-// until its TTL, a reservation until both its lease and its TTL are over
-// (Parse keeps the lease shorter). A released record binds nothing.
-func binds(rec *Record, now time.Time) bool {
-	if rec == nil || rec.State == StateNone {
-		return false
-	}
-	return now.Before(rec.ExpiresAt) || rec.State == StateInFlight && now.Before(rec.LeaseExpiry)
-}
-
 // checkRecord returns an error wrapping ErrForeignRecord when rec, found
 // under storage key sk, is not a record of the request's tenant and key
 // there.
@@ -460,7 +469,7 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 		if err := r.checkRecord(newIdentity, nk, req.Tenant, key, route); err != nil {
 			return Decision{}, err
 		}
-		if binds(newIdentity, now) {
+		if newIdentity.Binds(now) {
 			if newIdentity.Route != route || newIdentity.SpecDigest != digest || newIdentity.Fingerprint != req.Fingerprint {
 				return Decision{}, errorf(ErrForeignRecord, "policy: the record under the request's new identity holds another request")
 			}
@@ -469,7 +478,7 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 		}
 	}
 
-	if !binds(primary, now) {
+	if !primary.Binds(now) {
 		return r.execute(req, key, route, ReasonFirst, primary, false, now), nil
 	}
 	rec := primary

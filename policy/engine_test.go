@@ -811,6 +811,34 @@ func TestComplete(t *testing.T) {
 	})
 }
 
+// TestRecordBinds pins the rule by which a record holds its key, which a
+// store judging by its own clock must apply as Decide does.
+func TestRecordBinds(t *testing.T) {
+	t0 := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	lease, expires := t0.Add(30*time.Second), t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name string
+		rec  *policy.Record
+		at   time.Time
+		want bool
+	}{
+		{"Nil", nil, t0, false},
+		{"Released", &policy.Record{State: policy.StateNone, ExpiresAt: expires}, t0, false},
+		{"Completed/BeforeExpiry", &policy.Record{State: policy.StateCompleted, ExpiresAt: expires}, expires.Add(-time.Nanosecond), true},
+		{"Completed/AtExpiry", &policy.Record{State: policy.StateCompleted, ExpiresAt: expires}, expires, false},
+		{"Completed/LeaseIrrelevant", &policy.Record{State: policy.StateCompleted, LeaseExpiry: expires.Add(time.Hour), ExpiresAt: expires}, expires, false},
+		{"InFlight/Running", &policy.Record{State: policy.StateInFlight, LeaseExpiry: lease, ExpiresAt: expires}, t0, true},
+		{"InFlight/Stale", &policy.Record{State: policy.StateInFlight, LeaseExpiry: lease, ExpiresAt: expires}, lease, true},
+		{"InFlight/AtExpiry", &policy.Record{State: policy.StateInFlight, LeaseExpiry: lease, ExpiresAt: expires}, expires, false},
+		{"InFlight/LeaseOutlivesExpiry", &policy.Record{State: policy.StateInFlight, LeaseExpiry: expires.Add(time.Minute), ExpiresAt: expires}, expires, true},
+		{"InFlight/BothOver", &policy.Record{State: policy.StateInFlight, LeaseExpiry: expires.Add(time.Minute), ExpiresAt: expires}, expires.Add(time.Minute), false},
+	} {
+		if got := tc.rec.Binds(tc.at); got != tc.want {
+			t.Errorf("%s: Binds = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestCompleteStoredHeaders checks which response headers a completed
 // record keeps for replay: never a cookie, credentials, a hop-by-hop
 // header (including those Connection names) or Content-Length, nor what
