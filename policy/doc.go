@@ -203,6 +203,34 @@
 // a store that expires records by its own clock judges whether a record
 // still holds its key with [Record.Binds], the engine's own rule.
 //
+// # Deploying a changed policy
+//
+// Records outlive deploys: a request made under one policy is retried,
+// within its TTL, under the next. What a retry finds depends on the
+// settings that make its storage key and on those its record is compared
+// by, and the spec digest covers neither:
+//
+//   - scope.route, key.header, key.syntax (and, under scope.route, the
+//     endpoint): the storage key changes. The retry finds no record and
+//     executes again; a payment is made twice. key.header counts among
+//     them since the client sends the key where the old rule read it.
+//   - The endpoint otherwise (a rule added where the defaults governed,
+//     a pattern generalized, a rule removed), key.max_length lowered, or
+//     "new" no longer a resolution: the retry finds its record but is
+//     rejected (other-route, malformed key, or on_mismatch).
+//   - The fingerprint spec: the retry finds its record but cannot be
+//     compared with it, and on_spec_change answers ("new" executes it
+//     again).
+//   - TTL, lease, cache, wait, replay_header, exclude_headers,
+//     store_intent, mismatch_status: they apply to new records only.
+//
+// [Compare] tells, route by route, which of these a deploy does;
+// `idemprint lint --previous OLD.json NEW.json` prints it and fails when a
+// route orphans records. A storage-key setting changes safely only where
+// no record of the old rule is retried any more: on a new route that
+// clients move to, or once the old TTL has passed since the route last
+// stored a record.
+//
 // # Specifications
 //
 //   - IETF draft-ietf-httpapi-idempotency-key-header: the Idempotency-Key

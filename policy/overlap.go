@@ -1,5 +1,10 @@
 package policy
 
+import (
+	"iter"
+	"slices"
+)
+
 // The overlap check of Parse. Under first-match order a rule r is
 // unreachable when one earlier rule matches every path it matches, and
 // overlaps an earlier rule e when some path of r goes to e although e is
@@ -33,11 +38,12 @@ const maxOverlapSteps = 1 << 25
 // routeIndex indexes the rules of a policy, in document order, for the
 // overlap check. A rule is known by its number: its position in rules.
 type routeIndex struct {
-	rules []*Rule
-	tries map[string]*trieNode // per method
-	lits  map[litKey][]int     // ascending rule numbers
-	vars  map[segKey][]int     // ascending rule numbers
-	steps int
+	rules  []*Rule
+	tries  map[string]*trieNode // per method
+	lits   map[litKey][]int     // ascending rule numbers
+	vars   map[segKey][]int     // ascending rule numbers
+	shapes map[segKey][]int     // at pos 0: every rule of the method and length
+	steps  int
 }
 
 // segKey is a segment position in the patterns of a method with n
@@ -61,7 +67,7 @@ type trieNode struct {
 }
 
 func newRouteIndex() *routeIndex {
-	return &routeIndex{tries: map[string]*trieNode{}, lits: map[litKey][]int{}, vars: map[segKey][]int{}}
+	return &routeIndex{tries: map[string]*trieNode{}, lits: map[litKey][]int{}, vars: map[segKey][]int{}, shapes: map[segKey][]int{}}
 }
 
 // exhausted reports whether the check has used up its bound.
@@ -71,6 +77,8 @@ func (x *routeIndex) exhausted() bool { return x.steps > maxOverlapSteps }
 func (x *routeIndex) add(r *Rule) {
 	num := len(x.rules)
 	x.rules = append(x.rules, r)
+	shape := segKey{r.method, len(r.pattern), 0}
+	x.shapes[shape] = append(x.shapes[shape], num)
 	n := x.tries[r.method]
 	if n == nil {
 		n = &trieNode{first: num, end: -1}
@@ -135,36 +143,48 @@ func (x *routeIndex) cover(n *trieNode, q pattern, best *int) {
 // under first-match order although it does not lie within r, or -1. The
 // rules indexed are those before r.
 func (x *routeIndex) firstOverlap(r *Rule) int {
-	// Rules sharing paths with r have, at each literal segment of r, the
-	// same literal or a parameter: take the segment where they are fewest.
-	// Without a literal segment, every rule sharing paths lies within r.
-	var lits, vars []int
+	if !slices.ContainsFunc(r.pattern, func(s segment) bool { return !s.param }) {
+		return -1 // every rule sharing paths with r lies within it
+	}
+	for e := range x.sharing(r.method, r.pattern) {
+		ep := x.rules[e].pattern
+		if !ep.within(r.pattern) && x.firstCover(r.method, ep.intersect(r.pattern), e) < 0 {
+			return e
+		}
+	}
+	return -1
+}
+
+// sharing yields, in order, the indexed rules of the method that share
+// paths with p, until the work is exhausted. They have, at each literal
+// segment of p, the same literal or a parameter: it looks among those of
+// the segment where they are fewest, or without a literal segment among
+// all rules of p's number of segments.
+func (x *routeIndex) sharing(method string, p pattern) iter.Seq[int] {
+	lits, vars := x.shapes[segKey{method, len(p), 0}], []int(nil)
 	best := -1
-	for pos, s := range r.pattern {
+	for pos, s := range p {
 		if s.param {
 			continue
 		}
-		k := segKey{r.method, len(r.pattern), pos}
+		k := segKey{method, len(p), pos}
 		l, v := x.lits[litKey{k, s.text}], x.vars[k]
 		if best < 0 || len(l)+len(v) < len(lits)+len(vars) {
 			lits, vars, best = l, v, pos
 		}
 	}
-	for i, j := 0, 0; (i < len(lits) || j < len(vars)) && !x.exhausted(); {
-		var e int
-		if j == len(vars) || i < len(lits) && lits[i] < vars[j] {
-			e, i = lits[i], i+1
-		} else {
-			e, j = vars[j], j+1
-		}
-		x.steps += len(r.pattern)
-		ep := x.rules[e].pattern
-		if !ep.overlaps(r.pattern) || ep.within(r.pattern) {
-			continue
-		}
-		if x.firstCover(r.method, ep.intersect(r.pattern), e) < 0 {
-			return e
+	return func(yield func(int) bool) {
+		for i, j := 0, 0; (i < len(lits) || j < len(vars)) && !x.exhausted(); {
+			var e int
+			if j == len(vars) || i < len(lits) && lits[i] < vars[j] {
+				e, i = lits[i], i+1
+			} else {
+				e, j = vars[j], j+1
+			}
+			x.steps += len(p)
+			if x.rules[e].pattern.overlaps(p) && !yield(e) {
+				return
+			}
 		}
 	}
-	return -1
 }
