@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/idemprint/idemprint/policy"
@@ -13,10 +14,15 @@ import (
 
 // runLint checks a policy file and prints its problems, one a line, to
 // stdout: the first policy.MaxProblems, then "… and N more" when there are
-// more. It exits 0 when the policy is clean, 1 when it has problems and 2
-// on a usage error or an unreadable file.
+// more. With --previous OLD, it checks OLD too and then prints, for every
+// route, what deploying POLICY in place of OLD does to the records OLD's
+// rules stored (policy.Compare). It exits 0 when the policies are clean
+// (and no route orphans records), 1 when one has problems or a route
+// orphans records, and 2 on a usage error, an unreadable file or policies
+// too complex to compare.
 func runLint(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("lint", "POLICY", stderr)
+	fs := newFlags("lint", "[--previous OLD] POLICY", stderr)
+	previous := fs.String("previous", "", "the policy deployed now: tell what deploying POLICY in its place does to its records, route by route")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -24,14 +30,26 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	name := fs.Arg(0)
+	next, code := lintFile(fs.Arg(0), stdout, stderr)
+	if *previous == "" {
+		return code
+	}
+	prev, prevCode := lintFile(*previous, stdout, stderr)
+	if code != exitOK || prevCode != exitOK {
+		return max(code, prevCode)
+	}
+	return lintDeploy(*previous, fs.Arg(0), prev, next, stdout, stderr)
+}
+
+// lintFile parses the policy file name and prints its problems.
+func lintFile(name string, stdout, stderr io.Writer) (*policy.Policy, int) {
 	src, err := os.ReadFile(name)
 	if err != nil {
 		fmt.Fprintln(stderr, "idemprint:", err)
-		return exitUsage
+		return nil, exitUsage
 	}
-	_, err = policy.Parse(src)
-	problems := policyProblems(nil, err)
+	pol, err := policy.Parse(src)
+	problems := policyProblems(pol, err)
 	loc := locator{src: src}
 	for _, p := range problems {
 		line, col := loc.lineCol(p.Offset)
@@ -45,6 +63,44 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	}
 	if n > 0 {
 		fmt.Fprintf(stderr, "idemprint: %s: %d %s\n", name, n, plural(n, "problem", "problems"))
+		return nil, exitFail
+	}
+	return pol, exitOK
+}
+
+// lintDeploy prints, one line a route, what deploying next (from the file
+// nextName) in place of prev does to prev's records:
+//
+//	POST /v1/payments (new.json /rules/0): storage keys change, for the records of POST /v1/payments: scope.route changes ...
+//
+// It exits 1 when a route orphans records.
+func lintDeploy(prevName, nextName string, prev, next *policy.Policy, stdout, stderr io.Writer) int {
+	changes, err := policy.Compare(prev, next)
+	if err != nil {
+		fmt.Fprintln(stderr, "idemprint:", err)
+		return exitUsage
+	}
+	orphans := 0
+	for _, c := range changes {
+		file := nextName
+		if c.Ungoverned {
+			file = prevName
+		}
+		line := c.Route + " (" + file + " " + c.Pointer + "): " + c.Impact.String()
+		if c.From != "" {
+			line += ", for the records of " + c.From
+		}
+		if len(c.Reasons) > 0 {
+			line += ": " + strings.Join(c.Reasons, "; ")
+		}
+		fmt.Fprintln(stdout, line)
+		if c.Impact == policy.KeysChange {
+			orphans++
+		}
+	}
+	if orphans > 0 {
+		fmt.Fprintf(stderr, "idemprint: deploying %s in place of %s orphans the records of %d %s: their retries would execute again\n",
+			nextName, prevName, orphans, plural(orphans, "route", "routes"))
 		return exitFail
 	}
 	return exitOK

@@ -23,6 +23,21 @@ func writeTemp(t *testing.T, name, content string) string {
 }
 
 func TestLint(t *testing.T) {
+	old := writeTemp(t, "old.json", `{"defaults": {"methods": ["POST"]}, "rules": [
+  {"route": "POST /v1/payments"},
+  {"route": "POST /v1/refunds", "fingerprint": {"intent": ["paymentId"]}},
+  {"route": "POST /v1/legacy"}
+]}`)
+	scoped := writeTemp(t, "scoped.json", `{"defaults": {"methods": []}, "rules": [
+  {"route": "POST /v1/payments", "scope": {"route": true}},
+  {"route": "POST /v1/refunds", "fingerprint": {"intent": ["paymentId", "amountCents"]}, "on_spec_change": "replay"}
+]}`)
+	respec := writeTemp(t, "respec.json", `{"defaults": {"methods": ["POST"]}, "rules": [
+  {"route": "POST /v1/payments"},
+  {"route": "POST /v1/refunds", "fingerprint": {"intent": ["paymentId", "amountCents"]}},
+  {"route": "POST /v1/legacy/{id}"}
+]}`)
+	broken := writeTemp(t, "broken.json", `{"rules": [{"route": "POST /v1/../admin"}]}`)
 	syntax := writeTemp(t, "syntax.json", "{\n  \"rules\": [\n    {\"route\": \"POST /a\",}\n  ]\n}\n")
 	checks := writeTemp(t, "checks.json", `{
   "defaults": {"retry_after": "20s"},
@@ -55,11 +70,32 @@ func TestLint(t *testing.T) {
 ` + checks + `:7:33 (byte 236) at /rules/3/ttl: invalid duration "+1h": no sign: write it as "1h"
 ` + checks + `:7:57 (byte 260) at /rules/3/replay_header: invalid replay_header "Content-Type: text/plain": Content-Type describes the stored response or its connection; the replay header may not replace it
 `, "4 problems", false},
-		{"Usage/NoArgs", nil, 2, "", "usage: idemprint lint POLICY", false},
-		{"Usage/TwoFiles", []string{"a.json", "b.json"}, 2, "", "usage: idemprint lint POLICY", false},
+		{"Usage/NoArgs", nil, 2, "", "usage: idemprint lint [--previous OLD] POLICY", false},
+		{"Usage/TwoFiles", []string{"a.json", "b.json"}, 2, "", "usage: idemprint lint [--previous OLD] POLICY", false},
 		{"Usage/UnknownFlag", []string{"--strict", "a.json"}, 2, "", "flag provided but not defined", false},
-		{"Usage/Help", []string{"-h"}, 0, "", "usage: idemprint lint POLICY", false},
+		{"Usage/Help", []string{"-h"}, 0, "", "usage: idemprint lint [--previous OLD] POLICY", false},
 		{"Error/NoFile", []string{"testdata/does-not-exist.json"}, 2, "", "no such file", false},
+
+		// --previous: every route's impact, exit 1 when one orphans
+		// records, the problems of either file first.
+		{"Previous/Same", []string{"--previous", old, old}, 0, `POST /v1/payments (` + old + ` /rules/0): unchanged
+POST /v1/refunds (` + old + ` /rules/1): unchanged
+POST /v1/legacy (` + old + ` /rules/2): unchanged
+POST * (` + old + ` /defaults): unchanged
+`, "", false},
+		{"Previous/Orphans", []string{"--previous", old, scoped}, 1, `POST /v1/payments (` + scoped + ` /rules/0): storage keys change, for the records of POST /v1/payments: scope.route changes from false to true: its records are orphaned, and a retry within the ttl (24h0m0s) executes again
+POST /v1/refunds (` + scoped + ` /rules/1): fingerprints change, for the records of POST /v1/refunds: the fingerprint spec changes: a retry cannot be compared with its record, and on_spec_change "replay" replays the stored response
+POST /v1/legacy (` + old + ` /rules/2): storage keys change: the new policy no longer governs some of its requests: they pass through, and a retry within the ttl (24h0m0s) executes again
+POST * (` + old + ` /defaults): storage keys change: the new policy no longer governs some of its requests: they pass through, and a retry within the ttl (24h0m0s) executes again
+`, "orphans the records of 3 routes", false},
+		{"Previous/NoOrphans", []string{"--previous", old, respec}, 0, `POST /v1/payments (` + respec + ` /rules/0): unchanged
+POST /v1/refunds (` + respec + ` /rules/1): fingerprints change, for the records of POST /v1/refunds: the fingerprint spec changes: a retry cannot be compared with its record, and on_spec_change "reject" rejects it (409)
+POST /v1/legacy/{id} (` + respec + ` /rules/2): retries rejected, for the records of POST *: the endpoint changes from POST and each path to POST /v1/legacy/{}: a retry is rejected as made on another endpoint (422)
+POST * (` + respec + ` /defaults): unchanged
+`, "", false}, // POST /v1/legacy was its own endpoint, as under the defaults
+		{"Previous/Problems", []string{"--previous", broken, old}, 1, broken + `:1:22 (byte 21) at /rules/0/route: invalid route "POST /v1/../admin": dot segment ".." (a router cleans it away, so no request path it hands on has one)
+`, "broken.json: 1 problem", false},
+		{"Previous/NoFile", []string{"--previous", "testdata/does-not-exist.json", old}, 2, "", "no such file", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
