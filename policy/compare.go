@@ -122,11 +122,11 @@ func Compare(prev, next *Policy) ([]RouteChange, error) {
 	for _, d := range cur.defaults {
 		c := RouteChange{Route: d.route, Pointer: d.pointer}
 		// Paths of prev's rules that no rule of next governs.
-		for _, o := range old.x.rules {
+		for _, o := range old.byMethod[d.method] {
 			if tooComplex() {
 				break
 			}
-			if o.method == d.method && cur.first(o.method, generic(o.pattern)) < 0 {
+			if cur.first(o.method, generic(o.pattern)) < 0 {
 				c.worsen(o, d, !hasParam(o.pattern))
 			}
 		}
@@ -153,30 +153,29 @@ func Compare(prev, next *Policy) ([]RouteChange, error) {
 
 // side is one policy of a comparison, its rules indexed.
 type side struct {
-	x        *routeIndex
-	defaults []*Rule
+	x         *routeIndex
+	byMethod  map[string][]*Rule
+	defaults  []*Rule
+	fallbacks map[string]*Rule // the defaults by method
 }
 
 func newSide(p *Policy) *side {
-	s := &side{x: newRouteIndex()}
+	s := &side{x: newRouteIndex(), byMethod: map[string][]*Rule{}, fallbacks: map[string]*Rule{}}
 	if p != nil {
 		for _, r := range p.rules {
 			s.x.add(r)
+			s.byMethod[r.method] = append(s.byMethod[r.method], r)
 		}
 		s.defaults = p.fallback
+		for _, r := range p.fallback {
+			s.fallbacks[r.method] = r
+		}
 	}
 	return s
 }
 
 // fallback returns the defaults' rule for the method, or nil.
-func (s *side) fallback(method string) *Rule {
-	for _, r := range s.defaults {
-		if r.method == method {
-			return r
-		}
-	}
-	return nil
-}
+func (s *side) fallback(method string) *Rule { return s.fallbacks[method] }
 
 // first returns the number of the rule that governs the paths of q, a
 // pattern of literals and generic segments, or -1 for none.

@@ -26,10 +26,11 @@ import (
 // literal segment, in order, stopping at the first overlap. Every rule is
 // reported once, naming the first rule it overlaps.
 //
-// Exact answers to such partial-match questions cannot be near-linear for
-// every set of patterns, so the work is bounded: a policy that would exceed
-// maxOverlapSteps (no policy written by hand comes near) is rejected with
-// ErrTooComplex at the rule where the bound was reached.
+// These are partial-match questions, for which no method is known that
+// answers them in near-linear time for every set of patterns, so the work
+// is bounded: a policy that would exceed maxOverlapSteps (no policy written
+// by hand comes near) is rejected with ErrTooComplex at the rule where the
+// bound was reached. Compare asks the same questions of two policies.
 
 // maxOverlapSteps bounds the work of the overlap check of one policy,
 // counted in segments compared and trie nodes visited: well under a second.
