@@ -26,16 +26,17 @@ func (f *Fingerprinter) buildTrie() {
 		f.walked = f.required
 	}
 	f.nodes = []node{{}}
+	type edge struct {
+		from int
+		key  string
+	}
+	kid := map[edge]int{} // a node's child by segment: no scan of wide nodes
 	for pi, p := range f.walked {
 		n := 0
 		for _, seg := range p.segs {
-			next := -1
-			for _, k := range f.nodes[n].kids {
-				if f.nodes[k].seg.key == seg.key {
-					next = k
-				}
-			}
-			if next < 0 {
+			next, ok := kid[edge{n, seg.key}]
+			if !ok {
+				kid[edge{n, seg.key}] = len(f.nodes)
 				next = len(f.nodes)
 				f.nodes = append(f.nodes, node{seg: seg})
 				f.nodes[n].kids = append(f.nodes[n].kids, next)

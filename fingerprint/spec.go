@@ -97,6 +97,7 @@ func Compile(s Spec) (*Fingerprinter, error) {
 	}
 
 	seen := map[[2]string]bool{} // {field, entry}
+	intentAt := map[string]int{} // an intent path's index in f.intent
 	for i, text := range s.Intent {
 		ptr := "/intent/" + strconv.Itoa(i)
 		p, err := parsePath(ptr, text)
@@ -110,6 +111,7 @@ func Compile(s Spec) (*Fingerprinter, error) {
 			return nil, specErr(ptr, ErrInvalidSpec, "duplicate intent path "+strconv.Quote(text))
 		}
 		seen[[2]string{"intent", text}] = true
+		intentAt[text] = len(f.intent)
 		f.intent = append(f.intent, p)
 	}
 
@@ -154,20 +156,24 @@ func Compile(s Spec) (*Fingerprinter, error) {
 			f.required = append(f.required, p)
 			continue
 		}
-		j := indexPath(f.intent, text)
-		if j < 0 {
+		j, ok := intentAt[text]
+		if !ok {
 			return nil, specErr(ptr, ErrInvalidSpec, "required path "+strconv.Quote(text)+" is not an intent path")
 		}
 		f.intent[j].required = true
 	}
 
 	// A path that Ignore would remove cannot also count.
+	ignoreNames := make(map[string]bool, len(f.ignoreNames))
+	for _, n := range f.ignoreNames {
+		ignoreNames[n] = true
+	}
 	for _, group := range []struct {
 		field string
 		paths []path
 	}{{"intent", f.intent}, {"required", f.required}} {
 		for _, p := range group.paths {
-			if msg := f.ignoredBy(p); msg != "" {
+			if msg := f.ignoredBy(p, ignoreNames); msg != "" {
 				src := s.Intent
 				if group.field == "required" {
 					src = s.Required
@@ -370,15 +376,11 @@ func parsePath(ptr, text string) (path, error) {
 }
 
 // ignoredBy says why Ignore would remove (part of the way to) p, or "".
-func (f *Fingerprinter) ignoredBy(p path) string {
+// names holds the one-segment Ignore entries (f.ignoreNames).
+func (f *Fingerprinter) ignoredBy(p path, names map[string]bool) string {
 	for _, s := range p.segs {
-		if s.all {
-			continue
-		}
-		for _, n := range f.ignoreNames {
-			if s.name == n {
-				return strconv.Quote(p.text) + " goes through a member that ignore drops everywhere (" + strconv.Quote(s.key) + ")"
-			}
+		if !s.all && names[s.name] {
+			return strconv.Quote(p.text) + " goes through a member that ignore drops everywhere (" + strconv.Quote(s.key) + ")"
 		}
 	}
 	for _, q := range f.ignorePaths {
@@ -451,15 +453,6 @@ func pathTexts(ps []path) []string {
 		out[i] = p.text
 	}
 	return out
-}
-
-func indexPath(ps []path, text string) int {
-	for i, p := range ps {
-		if p.text == text {
-			return i
-		}
-	}
-	return -1
 }
 
 func indexString(ss []string, s string) int {

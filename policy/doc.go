@@ -54,8 +54,14 @@
 //	field             value                                  default
 //	route             "METHOD /pattern": segments are        (required in a rule)
 //	                  literals or {param}, which matches
-//	                  any one non-empty segment
-//	key.header        header name                            "Idempotency-Key"
+//	                  any one non-empty segment; no empty,
+//	                  "." or ".." segment, which a router
+//	                  cleans away
+//	key.header        header name, not one net/http moves    "Idempotency-Key"
+//	                  out of Request.Header (Host,
+//	                  Content-Length, Transfer-Encoding,
+//	                  Trailer) nor a hop-by-hop one
+//	                  (Connection, TE, Upgrade, ...)
 //	key.required      false: a request without a key         true
 //	                  passes through
 //	key.syntax        "printable" (1 to max_length of        "printable"
@@ -66,7 +72,9 @@
 //	scope.route       true: the rule's endpoint is part of   false (tenant and
 //	                  the storage key                        key only)
 //	fingerprint       a fingerprint.Spec: intent, ignore,    the whole body
-//	                  required, numbers, headers, query
+//	                  required, numbers, headers, query;
+//	                  headers as key.header allows, and
+//	                  Host (see Rule.NewRequest)
 //	on_mismatch       "reject", "replay" or "new"            "reject"
 //	mismatch_status   422, 409 or 400                        422
 //	on_spec_change    "reject", "replay" or "new"            "reject"
@@ -80,6 +88,13 @@
 //	retry_after       whole seconds answered to a request    the rest of the lease
 //	                  that meets a reservation; at most
 //	                  the lease
+//	wait              Go duration a request that meets the   "0s" (answer at once)
+//	                  running reservation of an equal
+//	                  request may wait for its result
+//	                  before its 409 (see Rule.Wait); "0s"
+//	                  or more, at most the lease: past the
+//	                  lease the reservation is stale and the
+//	                  request takes it over
 //	replay_header     "Name: value" added to replays, or ""; "Idempotent-Replayed: true"
 //	                  not hop-by-hop (Connection, TE,
 //	                  Transfer-Encoding, ...) nor Content-*,
@@ -87,14 +102,21 @@
 //	store_intent      true: keep the intent projection to    false (it may hold
 //	                  name differing fields; only with       personal data)
 //	                  on_mismatch "reject"
+//	exclude_headers   response header names never stored     [] (none beyond those
+//	                  for replay, such as ["X-Request-Id"]:  never stored)
+//	                  tokens, each once, in any case; not
+//	                  one that is never stored anyway
 //
 // Strict by default: an unknown field, a value of the wrong type, a
-// duration that is not positive, a status outside the list, a cache entry
-// that is repeated, redundant or without effect, a setting without effect
-// (mismatch_status or store_intent when not rejecting, a retry_after longer
-// than the lease), a rule that overlaps an earlier one or that an earlier
+// duration that is not positive (negative, for wait), a status outside the
+// list, a cache entry that is repeated, redundant or without effect, a
+// setting without effect (mismatch_status or store_intent when not
+// rejecting, a retry_after or a wait longer than the lease, an
+// exclude_headers entry never stored anyway), a rule that overlaps an
+// earlier one or that an earlier
 // one makes unreachable: each is a [Problem] with its JSON Pointer, and
-// [Parse] reports all of them. A setting that has no effect only in
+// [Parse] reports all of them ([MaxProblems] in detail, in document order,
+// and the count of the rest). A setting that has no effect only in
 // combination with an inherited one is reported where the object sets it;
 // store_intent inherited by a rule that does not reject is simply off.
 //
@@ -108,7 +130,11 @@
 // matches goes to earlier rules. A path that a yet earlier rule takes is no
 // overlap: "POST /a/b", "POST /{x}/b",
 // "POST /a/{y}" is valid, since the only path the last two share goes to
-// the first, which is more specific than both.
+// the first, which is more specific than both. A rule is reported once,
+// naming the first rule it overlaps. The check's time grows near-linearly
+// with the number of rules for the shapes policies have, and its work is
+// bounded: rules so many and so alike that checking them would cost more
+// are rejected (ErrTooComplex) rather than checked slowly.
 //
 // # Decisions
 //
@@ -152,7 +178,13 @@
 // After completion, a status the rule caches (2xx by default, so that a 500
 // stays retryable) is stored with its headers and body and replayed until
 // the TTL; any other status releases the reservation so that a retry
-// executes again.
+// executes again. Some headers are never stored, since they are not the
+// replayed request's: Set-Cookie, Set-Cookie2, Authorization and
+// Proxy-Authorization, the hop-by-hop headers (Connection, Keep-Alive,
+// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, and those
+// the response's Connection header names), Content-Length (the replay
+// computes it again), and those the rule's exclude_headers lists (a
+// request ID, a server timing).
 //
 // # Storage keys
 //
@@ -166,7 +198,38 @@
 // stored there is, by construction, of an equal request. Keys in the RFC
 // 8941 string form ("\"abc\"") are the same key as their content (abc);
 // a UUID key is stored in lower case (RFC 9562 §4: the two cases are one
-// UUID).
+// UUID). [PrimaryKey] returns the primary key that a new identity's key
+// begins with, so that a store can keep both keys of a request together;
+// a store that expires records by its own clock judges whether a record
+// still holds its key with [Record.Binds], the engine's own rule.
+//
+// # Deploying a changed policy
+//
+// Records outlive deploys: a request made under one policy is retried,
+// within its TTL, under the next. What a retry finds depends on the
+// settings that make its storage key and on those its record is compared
+// by, and the spec digest covers neither:
+//
+//   - scope.route, key.header, key.syntax (and, under scope.route, the
+//     endpoint): the storage key changes. The retry finds no record and
+//     executes again; a payment is made twice. key.header counts among
+//     them since the client sends the key where the old rule read it.
+//   - The endpoint otherwise (a rule added where the defaults governed,
+//     a pattern generalized, a rule removed), key.max_length lowered, or
+//     "new" no longer a resolution: the retry finds its record but is
+//     rejected (other-route, malformed key, or on_mismatch).
+//   - The fingerprint spec: the retry finds its record but cannot be
+//     compared with it, and on_spec_change answers ("new" executes it
+//     again).
+//   - TTL, lease, cache, wait, replay_header, exclude_headers,
+//     store_intent, mismatch_status: they apply to new records only.
+//
+// [Compare] tells, route by route, which of these a deploy does;
+// `idemprint lint --previous OLD.json NEW.json` prints it and fails when a
+// route orphans records. A storage-key setting changes safely only where
+// no record of the old rule is retried any more: on a new route that
+// clients move to, or once the old TTL has passed since the route last
+// stored a record.
 //
 // # Specifications
 //

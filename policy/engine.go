@@ -2,7 +2,9 @@ package policy
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemprint/idemprint/fingerprint"
@@ -84,6 +86,25 @@ type Record struct {
 	Status int
 	Header http.Header
 	Body   []byte
+}
+
+// Binds reports whether rec still binds its storage key at now: a
+// completed record until ExpiresAt, an in-flight reservation until both
+// its LeaseExpiry and its ExpiresAt are over (Parse keeps the lease shorter
+// than the TTL, but a record is judged as it is), a released record
+// (StateNone) never, nor a nil one. Instants are compared with
+// [time.Time.Before]: a record stops binding at ExpiresAt itself.
+//
+// It is the rule by which [Rule.Decide] tells whether a record holds its
+// key at the time it is given. A store that judges by its own clock
+// whether a record still binds (to expire it, to delete it, to refuse or
+// allow a write) must judge with exactly this rule, or it and the engine
+// will disagree about who holds a key.
+func (rec *Record) Binds(now time.Time) bool {
+	if rec == nil || rec.State == StateNone {
+		return false
+	}
+	return now.Before(rec.ExpiresAt) || rec.State == StateInFlight && now.Before(rec.LeaseExpiry)
 }
 
 // Request describes an incoming request to [Rule.Decide]. Build one with
@@ -168,11 +189,25 @@ func (r *Rule) targetOf(req *Request, key string) (target, error) {
 // the fingerprint package's: a *canonical.Error for a body that is not
 // strict JSON, a *fingerprint.RequestError for a missing required value;
 // answer it with a 400.
+//
+// Build fr from an *http.Request with [fingerprint.Fingerprinter.HTTPRequest]
+// of r.Fingerprinter(): net/http moves the Host header out of
+// Request.Header into Request.Host, and that builder puts it back when the
+// rule's fingerprint declares it ("headers": ["Host"]), so that requests
+// to two hosts differ. A caller that builds fr by hand sets fr.Header's
+// Host itself. When the rule's fingerprint declares Host and fr.Header has
+// none, NewRequest fails (a *fingerprint.RequestError wrapping
+// fingerprint.ErrMissingRequired; a client must send the host, RFC 9110
+// §7.2) rather than fingerprint the request without it.
 func (r *Rule) NewRequest(tenant string, fr fingerprint.Request) (Request, error) {
 	req := Request{Tenant: tenant, Key: headerValues(fr.Header, r.keyHeader), Path: fr.Path}
 	if len(req.Key) == 0 {
 		req.Key = nil
 		return req, nil
+	}
+	if r.fpHost && len(headerValues(fr.Header, "Host")) == 0 {
+		return Request{}, &fingerprint.RequestError{Part: "header", Name: "host", Err: errorf(fingerprint.ErrMissingRequired,
+			"required value missing: the rule's fingerprint declares Host, which net/http keeps in Request.Host; build the request with Fingerprinter.HTTPRequest")}
 	}
 	var err error
 	if req.Fingerprint, err = r.fp.Sum(fr); err != nil {
@@ -393,16 +428,6 @@ var (
 	errNoFingerprint = errorf(ErrNoFingerprint, "policy: the request has a key but a zero fingerprint")
 )
 
-// binds reports whether rec still binds its key at now: a completed record
-// until its TTL, a reservation until both its lease and its TTL are over
-// (Parse keeps the lease shorter). A released record binds nothing.
-func binds(rec *Record, now time.Time) bool {
-	if rec == nil || rec.State == StateNone {
-		return false
-	}
-	return now.Before(rec.ExpiresAt) || rec.State == StateInFlight && now.Before(rec.LeaseExpiry)
-}
-
 // checkRecord returns an error wrapping ErrForeignRecord when rec, found
 // under storage key sk, is not a record of the request's tenant and key
 // there.
@@ -495,7 +520,7 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 		if err := r.checkRecord(newIdentity, t.newIdentity, req.Tenant, key, route); err != nil {
 			return Decision{}, err
 		}
-		if binds(newIdentity, now) {
+		if newIdentity.Binds(now) {
 			if newIdentity.Route != route || newIdentity.SpecDigest != digest || newIdentity.Fingerprint != req.Fingerprint {
 				return Decision{}, errorf(ErrForeignRecord, "policy: the record under the request's new identity holds another request")
 			}
@@ -504,7 +529,7 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 		}
 	}
 
-	if !binds(primary, now) {
+	if !primary.Binds(now) {
 		return r.execute(req, &t, ReasonFirst, primary, false, now), nil
 	}
 	rec := primary
@@ -616,6 +641,49 @@ func (r *Rule) reject(reason Reason, storageKey string, p *ProblemDetails, retry
 	}
 }
 
+// storedHeader returns the copy of h that Complete stores: without the
+// headers StoresHeader refuses nor those h's Connection header names. Like
+// http.Header.Clone, it allocates the values of every header at once.
+func (r *Rule) storedHeader(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	var named []string // by Connection, in canonical form
+	for k, vs := range h {
+		if http.CanonicalHeaderKey(k) != "Connection" {
+			continue
+		}
+		for _, v := range vs {
+			for t := range strings.SplitSeq(v, ",") {
+				if t = strings.Trim(t, " \t"); t != "" {
+					named = append(named, http.CanonicalHeaderKey(t))
+				}
+			}
+		}
+	}
+	keep := func(k string) bool { return r.StoresHeader(k) && !slices.Contains(named, http.CanonicalHeaderKey(k)) }
+	n, nv := 0, 0
+	for k, vs := range h {
+		if keep(k) {
+			n, nv = n+1, nv+len(vs)
+		}
+	}
+	values := make([]string, nv)
+	out := make(http.Header, n)
+	for k, vs := range h {
+		if !keep(k) {
+			continue
+		}
+		if vs == nil {
+			out[k] = nil
+			continue
+		}
+		c := copy(values, vs)
+		out[k], values = values[:c:c], values[c:]
+	}
+	return out
+}
+
 // replayHeader returns a copy of the stored header with the replay header.
 func (r *Rule) replayHeader(stored http.Header) http.Header {
 	h := stored.Clone()
@@ -634,6 +702,16 @@ func (r *Rule) replayHeader(stored http.Header) http.Header {
 // after now; any other releases the reservation (a record in StateNone), so
 // that a retry executes again. Nothing is dropped for its size: a store that
 // cannot hold the response must fail the write, not skip it.
+//
+// The stored header is a copy of resp.Header without the headers that
+// must not be replayed to another request ([Rule.StoresHeader]):
+// Set-Cookie, Set-Cookie2, Authorization and Proxy-Authorization (a
+// session or credentials of one client), the hop-by-hop headers
+// (Connection, Keep-Alive, Proxy-Connection, TE, Trailer,
+// Transfer-Encoding, Upgrade, and those resp's Connection header names),
+// Content-Length (the replay computes it again), and those the rule's
+// exclude_headers lists; names are compared case-insensitively. A header
+// with several values keeps each of them, in order.
 //
 // Write the record conditionally, like a reservation: if the write fails,
 // the reservation was taken over after its lease expired, and this response
@@ -659,7 +737,7 @@ func (r *Rule) Complete(res *Record, resp Response, now time.Time) (Record, erro
 	}
 	next.State = StateCompleted
 	next.Status = resp.Status
-	next.Header = resp.Header.Clone()
+	next.Header = r.storedHeader(resp.Header)
 	next.Body = resp.Body
 	next.ExpiresAt = now.Add(r.ttl)
 	return next, nil

@@ -811,6 +811,92 @@ func TestComplete(t *testing.T) {
 	})
 }
 
+// TestRecordBinds pins the rule by which a record holds its key, which a
+// store judging by its own clock must apply as Decide does.
+func TestRecordBinds(t *testing.T) {
+	t0 := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	lease, expires := t0.Add(30*time.Second), t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name string
+		rec  *policy.Record
+		at   time.Time
+		want bool
+	}{
+		{"Nil", nil, t0, false},
+		{"Released", &policy.Record{State: policy.StateNone, ExpiresAt: expires}, t0, false},
+		{"Completed/BeforeExpiry", &policy.Record{State: policy.StateCompleted, ExpiresAt: expires}, expires.Add(-time.Nanosecond), true},
+		{"Completed/AtExpiry", &policy.Record{State: policy.StateCompleted, ExpiresAt: expires}, expires, false},
+		{"Completed/LeaseIrrelevant", &policy.Record{State: policy.StateCompleted, LeaseExpiry: expires.Add(time.Hour), ExpiresAt: expires}, expires, false},
+		{"InFlight/Running", &policy.Record{State: policy.StateInFlight, LeaseExpiry: lease, ExpiresAt: expires}, t0, true},
+		{"InFlight/Stale", &policy.Record{State: policy.StateInFlight, LeaseExpiry: lease, ExpiresAt: expires}, lease, true},
+		{"InFlight/AtExpiry", &policy.Record{State: policy.StateInFlight, LeaseExpiry: lease, ExpiresAt: expires}, expires, false},
+		{"InFlight/LeaseOutlivesExpiry", &policy.Record{State: policy.StateInFlight, LeaseExpiry: expires.Add(time.Minute), ExpiresAt: expires}, expires, true},
+		{"InFlight/BothOver", &policy.Record{State: policy.StateInFlight, LeaseExpiry: expires.Add(time.Minute), ExpiresAt: expires}, expires.Add(time.Minute), false},
+	} {
+		if got := tc.rec.Binds(tc.at); got != tc.want {
+			t.Errorf("%s: Binds = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCompleteStoredHeaders checks which response headers a completed
+// record keeps for replay: never a cookie, credentials, a hop-by-hop
+// header (including those Connection names) or Content-Length, nor what
+// exclude_headers lists, in any case; every value of the others, in order.
+func TestCompleteStoredHeaders(t *testing.T) {
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	rule := mustRule(t, `{"defaults": {"exclude_headers": ["X-Other"]}, "rules": [{"route": "POST /v1/payments", "exclude_headers": ["x-request-id", "Server-Timing"]}]}`)
+	req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"a":1}`)}
+	d, _ := rule.Decide(req, nil, nil, now)
+	resp := http.Header{
+		"Location":            {"/v1/payments/pay_1"},
+		"Link":                {"</a>; rel=a", "</b>; rel=b"},
+		"X-Other":             {"kept: the rule's list replaces the defaults'"},
+		"Set-Cookie":          {"session=1", "theme=dark"},
+		"set-cookie2":         {"old=1"},
+		"Authorization":       {"Bearer t"},
+		"Proxy-Authorization": {"Basic p"},
+		"Connection":          {"keep-alive, X-Hop", "x-other-hop"},
+		"Keep-Alive":          {"timeout=5"},
+		"Proxy-Connection":    {"keep-alive"},
+		"Te":                  {"trailers"},
+		"Trailer":             {"X-Checksum"},
+		"Transfer-Encoding":   {"chunked"},
+		"Upgrade":             {"h2c"},
+		"Content-Length":      {"9"},
+		"X-Hop":               {"1"},
+		"X-Other-Hop":         {"2"},
+		"X-Request-Id":        {"r-1"},
+		"server-timing":       {"db;dur=53"},
+		"Content-Type":        {"application/json"},
+	}
+	got, err := rule.Complete(d.Reserve, policy.Response{Status: 201, Header: resp, Body: []byte(`{"id":1}`)}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := http.Header{
+		"Location":     {"/v1/payments/pay_1"},
+		"Link":         {"</a>; rel=a", "</b>; rel=b"},
+		"X-Other":      {"kept: the rule's list replaces the defaults'"},
+		"Content-Type": {"application/json"},
+	}
+	if diff := cmp.Diff(want, got.Header); diff != "" {
+		t.Errorf("stored header mismatch (-want +got):\n%s", diff)
+	}
+	resp["Link"][0] = "changed"
+	if got.Header["Link"][0] != "</a>; rel=a" {
+		t.Errorf("the stored values share the response's")
+	}
+	for name, stored := range map[string]bool{"location": true, "SET-COOKIE": false, "x-request-id": false, "X-Other": true, "content-length": false, "Connection": false, "X-Hop": true} {
+		if got := rule.StoresHeader(name); got != stored {
+			t.Errorf("StoresHeader(%q) = %v, want %v", name, got, stored)
+		}
+	}
+	if other, _ := mustParse(t, `{"defaults": {"exclude_headers": ["X-Other"]}, "rules": []}`).Match("POST", "/x"); other.StoresHeader("x-other") {
+		t.Errorf("the defaults' rule stores X-Other, which its exclude_headers lists")
+	}
+}
+
 func TestDecideResponseHeaders(t *testing.T) {
 	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -895,6 +981,133 @@ func TestDecideDifferingPaths(t *testing.T) {
 				t.Errorf("the problem echoes request values: %s", got.Response.Body)
 			}
 		})
+	}
+}
+
+// deepReuse returns a rule that stores intent, a completed record of a
+// first request and a second request that reuses its key: bodies nested
+// depth arrays deep, with size bytes at the bottom that differ. It is the
+// shape with which a client once made Decide spend seconds in Diff.
+func deepReuse(t testing.TB, depth, size int) (*policy.Rule, policy.Record, policy.Request) {
+	t.Helper()
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "store_intent": true}]}`)
+	request := func(fill string) policy.Request {
+		body := `{"amountCents":1,"currency":"EUR","destination":{"iban":"x"},"x":` +
+			strings.Repeat("[", depth) + `"` + strings.Repeat(fill, size) + `"` + strings.Repeat("]", depth) + `}`
+		req, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {"k"}}, Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	d, err := rule.Decide(request("A"), nil, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := rule.Complete(d.Reserve, policy.Response{Status: 201}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rule, rec, request("B")
+}
+
+// TestDecideDeepKeyReuse checks the answer to a key reused with a deeply
+// nested body: one differing path, cut to a bounded length, and a problem
+// of bounded size. (fingerprint's TestDiffWork counts the work.)
+func TestDecideDeepKeyReuse(t *testing.T) {
+	rule, rec, second := deepReuse(t, 4000, 10_000)
+	d, err := rule.Decide(second, &rec, nil, rec.ExpiresAt.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Reason != policy.ReasonMismatch || d.Problem == nil {
+		t.Fatalf("Decide = %v (%v), want a key-reuse rejection", d.Action, d.Reason)
+	}
+	want := "x" + strings.Repeat(".0", 63) + ".…" // the first 128 bytes, then the cut
+	if diff := cmp.Diff([]string{want}, d.Problem.DifferingPaths); diff != "" {
+		t.Errorf("DifferingPaths mismatch (-want +got):\n%s", diff)
+	}
+	if n := len(d.Response.Body); n > 1024 {
+		t.Errorf("the problem has %d bytes", n)
+	}
+}
+
+// TestDecideManyDifferences checks that a key-reuse problem lists at most
+// fingerprint.MaxDifferences paths and its detail names five.
+func TestDecideManyDifferences(t *testing.T) {
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "store_intent": true}]}`)
+	body := func(v int) string {
+		var b strings.Builder
+		for i := range 500 {
+			fmt.Fprintf(&b, `,"f%03d":%d`, i, v)
+		}
+		return "{" + b.String()[1:] + "}"
+	}
+	request := func(body string) policy.Request {
+		req, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {"k"}}, Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	d, _ := rule.Decide(request(body(1)), nil, nil, now)
+	rec, _ := rule.Complete(d.Reserve, policy.Response{Status: 201}, now)
+	d, _ = rule.Decide(request(body(2)), &rec, nil, now)
+	if got := len(d.Problem.DifferingPaths); got != fingerprint.MaxDifferences {
+		t.Errorf("%d differing paths, want %d", got, fingerprint.MaxDifferences)
+	}
+	if got := d.Problem.DifferingPaths[99]; got != "f099" {
+		t.Errorf("the last path listed is %q, want f099", got)
+	}
+	if want := "differs at f000, f001, f002, f003, f004 and more (see differing_paths)."; !strings.Contains(d.Problem.Detail, want) {
+		t.Errorf("Detail = %q, want it to contain %q", d.Problem.Detail, want)
+	}
+}
+
+// BenchmarkDecideDeepKeyReuse measures Decide on a key reused with a deeply
+// nested body of several depths and sizes: the time grows with the size of
+// the bodies, not with depth times size.
+func BenchmarkDecideDeepKeyReuse(b *testing.B) {
+	for _, depth := range []int{1000, 2000, 4000, 8000} {
+		for _, size := range []int{10_000, 100_000} {
+			rule, rec, second := deepReuse(b, depth, size)
+			now := rec.ExpiresAt.Add(-time.Hour)
+			b.Run(fmt.Sprintf("depth=%d/size=%d", depth, size), func(b *testing.B) {
+				b.SetBytes(int64(len(rec.Intent) + len(second.Intent)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if d, err := rule.Decide(second, &rec, nil, now); err != nil || d.Problem == nil {
+						b.Fatal(d.Action, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestNewRequestHost checks that a rule whose fingerprint declares Host
+// tells requests to two hosts apart, and fails a request whose header has
+// no Host (as net/http's has not) rather than leave the host out.
+func TestNewRequestHost(t *testing.T) {
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", "fingerprint": {"headers": ["host"]}}]}`)
+	request := func(h http.Header) (policy.Request, error) {
+		h.Set("Idempotency-Key", "k")
+		return rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: h, Body: []byte(`{}`)})
+	}
+	a, errA := request(http.Header{"Host": {"a.example"}})
+	b, errB := request(http.Header{"host": {"b.example"}})
+	if errA != nil || errB != nil || a.Fingerprint == b.Fingerprint {
+		t.Errorf("hosts a and b: %v, %v; fingerprints equal: %v", errA, errB, a.Fingerprint == b.Fingerprint)
+	}
+	_, err := request(http.Header{})
+	var re *fingerprint.RequestError
+	if !errors.As(err, &re) || re.Part != "header" || re.Name != "host" || !errors.Is(err, fingerprint.ErrMissingRequired) {
+		t.Errorf("without Host: %v, want a RequestError for header host wrapping ErrMissingRequired", err)
+	}
+	if req, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments"}); err != nil || req.Key != nil {
+		t.Errorf("without a key: %+v, %v; want a pass-through request, nothing fingerprinted", req, err)
 	}
 }
 

@@ -38,6 +38,11 @@ var (
 	// mismatch status for a rule that does not reject, or a lease that is
 	// not shorter than the TTL.
 	ErrIneffective = errors.New("setting has no effect")
+	// ErrTooComplex reports a rule whose overlaps with the earlier rules
+	// Parse could not check within its bound on work: so many rules of
+	// one method and number of segments share paths with each other that
+	// checking them all would take longer than a policy may cost to read.
+	ErrTooComplex = errors.New("too complex to check")
 )
 
 // Errors of the engine. The key errors are returned by [Rule.StorageKey] and
@@ -93,11 +98,25 @@ func (p Problem) Error() string {
 // Unwrap returns p.Err.
 func (p Problem) Unwrap() error { return p.Err }
 
-// ParseError is the error of [Parse]: every problem found in the policy
-// file, in document order. It holds at least one Problem.
+// MaxProblems is the most problems a [ParseError] lists. A generated or
+// hostile policy may have a problem every few bytes; the first ones say
+// what is wrong, and the rest are counted.
+const MaxProblems = 100
+
+// ParseError is the error of [Parse]: the problems found in the policy
+// file. It holds at least one Problem.
 type ParseError struct {
+	// Problems are the first problems in document order (by offset; in
+	// the order they were found at one offset), at most MaxProblems.
 	Problems []Problem
+	// Total is the number of problems found, those in Problems included.
+	// When it is not more than len(Problems) (as in a ParseError built by
+	// hand with Total zero), every problem is listed.
+	Total int
 }
+
+// Omitted returns how many problems were found but not listed.
+func (e *ParseError) Omitted() int { return max(e.Total-len(e.Problems), 0) }
 
 // Error returns the first problem and how many more there are.
 func (e *ParseError) Error() string {
@@ -105,7 +124,7 @@ func (e *ParseError) Error() string {
 		return "policy: invalid policy"
 	}
 	s := e.Problems[0].Error()
-	if n := len(e.Problems) - 1; n == 1 {
+	if n := len(e.Problems) - 1 + e.Omitted(); n == 1 {
 		s += " (and 1 more problem)"
 	} else if n > 1 {
 		s += " (and " + strconv.Itoa(n) + " more problems)"
@@ -113,8 +132,8 @@ func (e *ParseError) Error() string {
 	return s
 }
 
-// Unwrap returns every problem, so that [errors.Is] finds a sentinel held by
-// any of them and [errors.As] finds a [Problem].
+// Unwrap returns every problem listed, so that [errors.Is] finds a
+// sentinel held by any of them and [errors.As] finds a [Problem].
 func (e *ParseError) Unwrap() []error {
 	errs := make([]error, len(e.Problems))
 	for i, p := range e.Problems {

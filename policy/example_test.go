@@ -236,6 +236,37 @@ func ExampleRule_StorageKeys() {
 	// "idem1:4:acme:30:POST /v1/accounts/{}/transfers:3:t-1:53:FINGERPRINT:50:SPEC-DIGEST"
 }
 
+// A deploy that scopes payments by route and generalizes refunds: stored
+// payment records are orphaned (their retries would execute again), and
+// refund retries are rejected as made on another endpoint.
+func ExampleCompare() {
+	prev := mustParseExample(`{"rules": [
+  {"route": "POST /v1/payments"},
+  {"route": "POST /v1/payments/{id}/refunds"}
+]}`)
+	next := mustParseExample(`{"rules": [
+  {"route": "POST /v1/payments", "scope": {"route": true}},
+  {"route": "POST /v1/{resource}/{id}/refunds"}
+]}`)
+	changes, err := policy.Compare(prev, next)
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range changes {
+		fmt.Printf("%s: %v\n", c.Route, c.Impact)
+		for _, r := range c.Reasons {
+			fmt.Println("   ", r)
+		}
+	}
+	// Output:
+	// POST /v1/payments: storage keys change
+	//     scope.route changes from false to true: its records are orphaned, and a retry within the ttl (24h0m0s) executes again
+	// POST /v1/{resource}/{id}/refunds: retries rejected
+	//     the endpoint changes from POST /v1/payments/{}/refunds to POST /v1/{}/{}/refunds: a retry is rejected as made on another endpoint (422)
+	// POST *: unchanged
+	// PATCH *: unchanged
+}
+
 func mustParseExample(src string) *policy.Policy {
 	p, err := policy.Parse([]byte(src))
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/idemprint/idemprint/fingerprint"
 )
 
 // keySyntax is the syntax a rule accepts for a key's content.
@@ -192,4 +194,52 @@ func storageKey(components ...string) string {
 		b.WriteString(c)
 	}
 	return b.String()
+}
+
+// PrimaryKey returns the primary storage key that the storage key sk
+// belongs to. For the storage key of a new identity (tenant, endpoint,
+// key, fingerprint and spec digest; see "Storage keys" in the package
+// documentation) it is the storage key of its first three components,
+// which [Rule.StorageKeys] returns beside it for the same request; for a
+// primary storage key, the key itself. It returns false for a string that
+// is neither: another prefix, a length that is not a decimal without
+// leading zeros or that runs past the end, another number of components,
+// an empty tenant or key, a fingerprint that does not parse.
+//
+// A store that must keep the two keys of one request together, such as
+// Redis Cluster in one hash slot, derives their shared part from it.
+func PrimaryKey(sk string) (string, bool) {
+	rest, ok := strings.CutPrefix(sk, storageKeyPrefix)
+	if !ok {
+		return "", false
+	}
+	var parts [5]string
+	n, primaryEnd := 0, 0
+	for rest != "" {
+		if n == len(parts) || rest[0] != ':' {
+			return "", false
+		}
+		digits, tail, ok := strings.Cut(rest[1:], ":")
+		size, err := strconv.Atoi(digits)
+		if !ok || err != nil || digits[0] < '0' || digits[0] > '9' || digits[0] == '0' && len(digits) > 1 || size > len(tail) {
+			return "", false // not a decimal without sign and leading zeros
+		}
+		parts[n], rest = tail[:size], tail[size:]
+		n++
+		if n == 3 {
+			primaryEnd = len(sk) - len(rest)
+		}
+	}
+	switch {
+	case parts[0] == "" || parts[2] == "":
+		return "", false
+	case n == 3:
+		return sk, true
+	case n == 5:
+		if _, err := fingerprint.Parse(parts[3]); err != nil || parts[4] == "" {
+			return "", false
+		}
+		return sk[:primaryEnd], true // the encoding is a concatenation: the primary key is a prefix
+	}
+	return "", false
 }

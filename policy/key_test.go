@@ -140,3 +140,55 @@ func TestStorageKeyInjective(t *testing.T) {
 	))
 	props.TestingRun(t)
 }
+
+// TestPrimaryKey checks that PrimaryKey maps both storage keys of a
+// request, under rules scoped and not, resolving with "new" or not, to its
+// primary key, and refuses what is not a storage key.
+func TestPrimaryKey(t *testing.T) {
+	for _, settings := range []string{
+		`"on_mismatch": "new"`,
+		`"on_mismatch": "new", "scope": {"route": true}`,
+		`"on_spec_change": "new", "key": {"syntax": "uuid"}`,
+		`"scope": {"route": true}`,
+	} {
+		rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments", `+settings+`}]}`)
+		for _, tenant := range []string{"acme", "a:1:b", ":"} {
+			req := policy.Request{Tenant: tenant, Key: []string{"0F000000-0000-4000-8000-000000000000"}, Fingerprint: sum(t, rule, `{"a":1}`)}
+			pk, nk, err := rule.StorageKeys(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, ok := policy.PrimaryKey(pk); !ok || got != pk {
+				t.Errorf("%s: PrimaryKey(%q) = %q, %v; want the key itself", settings, pk, got, ok)
+			}
+			if nk == "" {
+				continue
+			}
+			if got, ok := policy.PrimaryKey(nk); !ok || got != pk {
+				t.Errorf("%s: PrimaryKey(%q) = %q, %v; want %q", settings, nk, got, ok, pk)
+			}
+		}
+	}
+	fp := sum(t, mustRule(t, `{"rules": [{"route": "POST /v1/payments"}]}`), `{}`).String()
+	for _, tc := range []struct{ key, reason string }{
+		{"", "empty"},
+		{"idem1", "no component"},
+		{"idem1:4:acme:0:", "two components"},
+		{"idem1:4:acme:0::1:k:0:", "four components"},
+		{storageKey("acme", "", "k", fp, "sha256:x", "more"), "six components"},
+		{"idem2:4:acme:0::1:k", "another version"},
+		{"idem1:04:acme:0::1:k", "a leading zero"},
+		{"idem1:+4:acme:0::1:k", "a sign"},
+		{"idem1:4:acme:0::2:k", "a length past the end"},
+		{"idem1:4:acme:0::99999999999999999999:k", "a length that overflows"},
+		{"idem1:4:acme:0::1:kx", "bytes after the last component"},
+		{"idem1:0::0::1:k", "an empty tenant"},
+		{"idem1:4:acme:0::0:", "an empty key"},
+		{storageKey("acme", "", "k", "v1:sha256:nope", "sha256:x"), "a fingerprint that does not parse"},
+		{storageKey("acme", "", "k", fp, ""), "an empty spec digest"},
+	} {
+		if got, ok := policy.PrimaryKey(tc.key); ok {
+			t.Errorf("PrimaryKey(%q) = %q, true; want false (%s)", tc.key, got, tc.reason)
+		}
+	}
+}

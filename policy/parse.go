@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/fingerprint"
@@ -39,11 +40,18 @@ var defaultMethods = []string{http.MethodPost, http.MethodPatch}
 // all errors.
 //
 // Parse reports every problem it finds, not only the first: the error is a
-// [*ParseError] listing them in document order, each with its JSON Pointer
-// and byte offset. A document that is not strict JSON is reported as one
-// problem wrapping the [*canonical.Error], so that [errors.As] finds it
-// through the ParseError; the problem's message is the canonical error's
-// without its location, which the Problem carries.
+// [*ParseError] listing the first [MaxProblems] in document order, each
+// with its JSON Pointer and byte offset, and counting all of them. A rule
+// that overlaps earlier rules is one problem, naming the first. A document
+// that is not strict JSON is reported as one problem wrapping the
+// [*canonical.Error], so that [errors.As] finds it through the ParseError;
+// the problem's message is the canonical error's without its location,
+// which the Problem carries.
+//
+// Its time grows near-linearly with the size of the file, up to the limit
+// of 1 MiB, whatever the file holds: many rules that all share paths, long
+// lists, wide fingerprint specs. The overlap check has a bound on its work
+// that no policy written by hand approaches (see [ErrTooComplex]).
 func Parse(data []byte) (*Policy, error) {
 	if _, err := (canonical.Options{MaxBytes: maxPolicyBytes, MaxDepth: maxPolicyDepth}).Transform(data); err != nil {
 		p := Problem{Err: err}
@@ -51,17 +59,17 @@ func Parse(data []byte) (*Policy, error) {
 		if errors.As(err, &ce) {
 			p = Problem{Pointer: ce.Pointer, Offset: ce.Offset, Err: &located{ce}}
 		}
-		return nil, &ParseError{Problems: []Problem{p}}
+		return nil, &ParseError{Problems: []Problem{p}, Total: 1}
 	}
 	root, err := decodeTree(data)
 	if err != nil { // not reached: canonical accepted data
-		return nil, &ParseError{Problems: []Problem{{Err: errorf(canonical.ErrSyntax, "%v", err)}}}
+		return nil, &ParseError{Problems: []Problem{{Err: errorf(canonical.ErrSyntax, "%v", err)}}, Total: 1}
 	}
-	p := &parser{}
+	p := &parser{routes: newRouteIndex()}
 	pol := p.policy(root)
-	if len(p.problems) > 0 {
-		slices.SortStableFunc(p.problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
-		return nil, &ParseError{Problems: p.problems}
+	if p.total > 0 {
+		p.trim()
+		return nil, &ParseError{Problems: slices.Clip(p.problems), Total: p.total}
 	}
 	return pol, nil
 }
@@ -76,11 +84,37 @@ func (l *located) Unwrap() error { return l.err }
 
 // parser walks a decoded policy document and collects its problems.
 type parser struct {
-	problems []Problem
+	problems []Problem // the first in document order, and some after them
+	total    int       // the problems found
+	routes   *routeIndex
+
+	wholeBody *fingerprint.Fingerprinter // the empty spec, compiled
 }
 
 func (p *parser) fail(ptr string, n *node, err error) {
-	p.problems = append(p.problems, Problem{Pointer: ptr, Offset: n.off, Err: err})
+	p.add(Problem{Pointer: ptr, Offset: n.off, Err: err})
+}
+
+// add records a problem. It keeps at most 2*MaxProblems, trimming them to
+// the first MaxProblems in document order when there are more.
+func (p *parser) add(pr Problem) {
+	p.total++
+	p.problems = append(p.problems, pr)
+	if len(p.problems) == 2*MaxProblems {
+		p.trim()
+	}
+}
+
+// trim sorts the problems by offset, stably, and keeps the first
+// MaxProblems. Those it drops come after MaxProblems others in any order
+// of the whole list, and those it keeps were found before any found later,
+// so trimming as it goes keeps what one sort at the end would.
+func (p *parser) trim() {
+	slices.SortStableFunc(p.problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	if len(p.problems) > MaxProblems {
+		clear(p.problems[MaxProblems:])
+		p.problems = p.problems[:MaxProblems]
+	}
 }
 
 // settings are the fields shared by a rule and the defaults; nil is unset.
@@ -101,13 +135,15 @@ type settings struct {
 	ttl            *time.Duration
 	lease          *time.Duration
 	retryAfter     *time.Duration
+	wait           *time.Duration
 	replay         *[2]string
 	storeIntent    *bool
+	exclude        *[]string // canonical header names
 }
 
 var settingFields = []string{
 	"key", "scope", "fingerprint", "on_mismatch", "mismatch_status", "on_spec_change",
-	"cache", "ttl", "lease", "retry_after", "replay_header", "store_intent",
+	"cache", "ttl", "lease", "retry_after", "wait", "replay_header", "store_intent", "exclude_headers",
 }
 
 func (p *parser) policy(root *node) *Policy {
@@ -165,51 +201,42 @@ func (p *parser) policy(root *node) *Policy {
 		p.check(&own, &defaults)
 		r := p.rule(&own, &defaults, ptr, method)
 		r.pattern, r.route, r.endpoint = pat, s, method+" "+pat.endpoint()
-		p.overlap(pol.rules, r, route)
+		p.overlap(r, route)
 		pol.rules = append(pol.rules, r)
 	}
 	return pol
 }
 
-// overlap reports r (whose route is at n) when, under first-match order,
-// some path it matches goes to an earlier rule that is not strictly more
-// specific than r: a later rule may only be the general case of earlier
-// exceptions. It is exact: a path that r shares with an earlier rule e but
-// that a rule before e takes is no overlap with e.
-//
-// Exactness needs no enumeration of paths. The paths both e and r match are
-// those of one pattern, e ∩ r; a set of patterns covers a pattern q only if
-// one of them does (q's path with, at every parameter, a literal that no
-// pattern names is matched only by a pattern with a parameter there), so
-// the paths of e ∩ r reach e unless a single rule before e covers e ∩ r.
-// For the same reason r is unreachable exactly when one earlier rule covers
-// it.
-func (p *parser) overlap(earlier []*Rule, r *Rule, n *node) {
-	for _, e := range earlier {
-		if e.method == r.method && r.pattern.within(e.pattern) {
-			p.fail(r.pointer+"/route", n, errorf(ErrUnreachable,
-				"unreachable: %s (%s) comes first and matches every path this route matches", e.pointer, e.route))
-			return // its overlaps with other rules do not matter
-		}
+// overlap reports r (whose route is at n) when it is unreachable or, under
+// first-match order, some path it matches goes to an earlier rule that is
+// not strictly more specific than r: a later rule may only be the general
+// case of earlier exceptions. It is exact (a path that r shares with an
+// earlier rule e but that a rule before e takes is no overlap with e), and
+// reports each rule once; see routeIndex. It then adds r to the index.
+func (p *parser) overlap(r *Rule, n *node) {
+	x := p.routes
+	defer x.add(r)
+	if x.exhausted() {
+		return // reported at the rule that used the bound up
 	}
-	for i, e := range earlier {
-		if e.method != r.method || !e.pattern.overlaps(r.pattern) || e.pattern.within(r.pattern) {
-			continue
-		}
-		shared := e.pattern.intersect(r.pattern)
-		taken := false // by a rule before e
-		for _, d := range earlier[:i] {
-			if d.method == r.method && shared.within(d.pattern) {
-				taken = true
-				break
-			}
-		}
-		if !taken {
-			p.fail(r.pointer+"/route", n, errorf(ErrOverlap,
-				"overlaps %s (%s): some paths match both and neither route is the more specific", e.pointer, e.route))
-		}
+	// Its overlaps with other rules do not matter when it is unreachable.
+	if e := x.firstCover(r.method, r.pattern, len(x.rules)); e >= 0 {
+		p.fail(r.pointer+"/route", n, errorf(ErrUnreachable,
+			"unreachable: %s (%s) comes first and matches every path this route matches", x.rules[e].pointer, shorten(x.rules[e].route, maxEcho)))
+	} else if e := x.firstOverlap(r); e >= 0 {
+		p.fail(r.pointer+"/route", n, errorf(ErrOverlap,
+			"overlaps %s (%s): some paths match both and neither route is the more specific", x.rules[e].pointer, shorten(x.rules[e].route, maxEcho)))
+	}
+	if x.exhausted() {
+		p.fail(r.pointer+"/route", n, errorf(ErrTooComplex,
+			"too complex to check: the overlap check reached its bound of %d steps at this rule, after %d rules; no later rule was checked",
+			maxOverlapSteps, len(x.rules)))
 	}
 }
+
+// maxEcho bounds what a problem message quotes of the policy, such as
+// another rule's route: messages do not repeat large parts of the input.
+const maxEcho = 120
 
 // rule resolves s over parent over the built-in defaults.
 func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
@@ -228,6 +255,13 @@ func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
 		ttl:            pick(s.ttl, parent.ttl, defaultTTL),
 		lease:          pick(s.lease, parent.lease, defaultLease),
 		retryAfter:     pick(s.retryAfter, parent.retryAfter, 0),
+		wait:           pick(s.wait, parent.wait, 0),
+	}
+	if exclude := pick(s.exclude, parent.exclude, nil); len(exclude) > 0 {
+		r.exclude = make(map[string]bool, len(exclude))
+		for _, h := range exclude {
+			r.exclude[h] = true
+		}
 	}
 	// Intent projections serve only to list the differing fields of a
 	// key-reuse rejection; inherited by a rule that does not reject, they
@@ -242,11 +276,17 @@ func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
 	case parent.fp != nil:
 		r.fp = parent.fp
 	default:
-		fp, err := fingerprint.Compile(fingerprint.Spec{})
-		if err != nil { // not reached: the empty spec is the whole body
-			p.fail(ptr, s.node, err)
+		if p.wholeBody == nil { // compiled once, shared by the rules without a spec
+			fp, err := fingerprint.Compile(fingerprint.Spec{})
+			if err != nil { // not reached: the empty spec is the whole body
+				p.fail(ptr, s.node, err)
+			}
+			p.wholeBody = fp
 		}
-		r.fp = fp
+		r.fp = p.wholeBody
+	}
+	if r.fp != nil {
+		r.fpHost = slices.ContainsFunc(r.fp.Spec().Headers, func(h string) bool { return strings.EqualFold(h, "Host") })
 	}
 	return r
 }
@@ -291,15 +331,23 @@ func (p *parser) check(s, parent *settings) {
 			p.fail(ptr, n, errorf(ErrIneffective, "the lease (%v) must be shorter than the ttl (%v): a reservation would outlive its record", lease, ttl))
 		}
 	}
-	if s.retryAfter != nil || s.lease != nil {
-		retryAfter, lease := pick(s.retryAfter, parent.retryAfter, 0), pick(s.lease, parent.lease, defaultLease)
-		if retryAfter > lease {
-			field := "retry_after"
-			if s.retryAfter == nil {
+	// Settings bounded by the lease, reported where s sets one of the two.
+	lease := pick(s.lease, parent.lease, defaultLease)
+	for _, d := range [...]struct {
+		field          string
+		own, inherited *time.Duration
+		why            string
+	}{
+		{"retry_after", s.retryAfter, parent.retryAfter, "a client would wait past a reservation's end"},
+		{"wait", s.wait, parent.wait, "once the lease is over the reservation is stale, and the waiting request takes it over instead of waiting"},
+	} {
+		if v := pick(d.own, d.inherited, 0); (d.own != nil || s.lease != nil) && v > lease {
+			field := d.field
+			if d.own == nil {
 				field = "lease"
 			}
 			ptr, n := at(field)
-			p.fail(ptr, n, errorf(ErrIneffective, "retry_after (%v) is longer than the lease (%v): a client would wait past a reservation's end", retryAfter, lease))
+			p.fail(ptr, n, errorf(ErrIneffective, "%s (%v) is longer than the lease (%v): %s", d.field, v, lease, d.why))
 		}
 	}
 	if s.storeIntent != nil && *s.storeIntent && pick(s.onMismatch, parent.onMismatch, ResolveReject) != ResolveReject {
@@ -340,21 +388,25 @@ func (p *parser) settings(ptr string, n *node) settings {
 		case "cache":
 			s.cache = p.cache(fp, v)
 		case "ttl":
-			s.ttl = p.duration(fp, v)
+			s.ttl = p.duration(fp, v, false)
 		case "lease":
-			s.lease = p.duration(fp, v)
+			s.lease = p.duration(fp, v, false)
 		case "retry_after":
-			if d := p.duration(fp, v); d != nil {
+			if d := p.duration(fp, v, false); d != nil {
 				if *d%time.Second != 0 {
 					p.fail(fp, v, errorf(ErrDuration, "invalid retry_after %q: Retry-After counts whole seconds", v.str))
 				} else {
 					s.retryAfter = d
 				}
 			}
+		case "wait":
+			s.wait = p.duration(fp, v, true)
 		case "replay_header":
 			s.replay = p.replayHeader(fp, v)
 		case "store_intent":
 			s.storeIntent = p.boolean(fp, v)
+		case "exclude_headers":
+			s.exclude = p.excludeHeaders(fp, v)
 		}
 	}
 	return s
@@ -366,9 +418,12 @@ func (p *parser) key(ptr string, n *node, s *settings) {
 	}
 	if v := n.get("header"); v != nil {
 		if h, ok := p.str(ptr+"/header", v); ok {
-			if !isToken(h) {
-				p.fail(ptr+"/header", v, errorf(ErrInvalid, "invalid header name %q", h))
-			} else {
+			switch why := unreadableHeader(h); {
+			case !isToken(h):
+				p.fail(ptr+"/header", v, errorf(ErrInvalid, "invalid header name %q", shorten(h, maxEcho)))
+			case why != "":
+				p.fail(ptr+"/header", v, errorf(ErrInvalid, "the key cannot be carried in %s: %s", h, why))
+			default:
 				s.keyHeader = &h
 			}
 		}
@@ -414,7 +469,7 @@ func (p *parser) spec(ptr string, n *node) *fingerprint.Fingerprinter {
 	if !p.object(ptr, n, names...) {
 		return nil
 	}
-	before := len(p.problems)
+	before := p.total
 	for _, m := range n.members {
 		f, ok := fields[m.name]
 		if !ok {
@@ -432,7 +487,7 @@ func (p *parser) spec(ptr string, n *node) *fingerprint.Fingerprinter {
 			}
 		}
 	}
-	if len(p.problems) > before {
+	if p.total > before {
 		return nil
 	}
 	fpr, err := fingerprint.Compile(spec)
@@ -445,7 +500,38 @@ func (p *parser) spec(ptr string, n *node) *fingerprint.Fingerprinter {
 		}
 		return nil
 	}
+	// Host reaches the fingerprint through Fingerprinter.HTTPRequest, which
+	// puts Request.Host back; the others never reach a handler's header.
+	bad := false
+	for i, h := range spec.Headers {
+		if why := unreadableHeader(h); why != "" && !strings.EqualFold(h, "Host") {
+			hp := ptr + "/headers/" + strconv.Itoa(i)
+			p.fail(hp, n.lookup("/headers/"+strconv.Itoa(i)), errorf(ErrInvalid, "%s cannot be part of the intent: %s", h, why))
+			bad = true
+		}
+	}
+	if bad {
+		return nil
+	}
 	return fpr
+}
+
+// unreadableHeader says why a request header of this name does not reach
+// a handler in its Request.Header, or "" when it does.
+func unreadableHeader(name string) string {
+	switch http.CanonicalHeaderKey(name) {
+	case "Host":
+		return "net/http moves it out of the header map, into Request.Host"
+	case "Content-Length":
+		return "net/http reads it into Request.ContentLength, and removes it from a chunked request"
+	case "Transfer-Encoding":
+		return "net/http moves it out of the header map, into Request.TransferEncoding"
+	case "Trailer":
+		return "net/http moves it out of the header map of a chunked request, into Request.Trailer"
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Te", "Upgrade":
+		return "it is hop-by-hop (RFC 9110 §7.6.1): a proxy removes it, and HTTP/2 forbids it or restricts its value"
+	}
+	return ""
 }
 
 func (p *parser) resolution(ptr string, n *node) *Resolution {
@@ -480,7 +566,7 @@ func (p *parser) cache(ptr string, n *node) *statusSet {
 		p.fail(ptr, n, errorf(ErrCache, `an empty cache stores nothing: list the statuses to replay, such as ["2xx"]`))
 		return nil
 	}
-	before := len(p.problems)
+	before := p.total
 	entries := make([]cacheEntry, len(n.elems))
 	valid := make([]bool, len(n.elems))
 	for i, e := range n.elems {
@@ -495,20 +581,32 @@ func (p *parser) cache(ptr string, n *node) *statusSet {
 		}
 		entries[i], valid[i] = ce, true
 	}
+	// A repeated entry is reported as such; the others are compared in
+	// pairs, and there are at most 808 of them (four classes and 400 codes,
+	// each perhaps negated), whatever the length of the list.
+	var distinct []int
+	seen := map[cacheEntry]int{}
 	for i, e := range entries {
 		if !valid[i] {
 			continue
 		}
+		if j, ok := seen[e]; ok {
+			p.fail(ptr+"/"+strconv.Itoa(i), n.elems[i], errorf(ErrCache, "%q repeats entry %d", shorten(n.elems[i].str, maxEcho), j))
+			continue
+		}
+		seen[e] = i
+		distinct = append(distinct, i)
+	}
+	for _, i := range distinct {
+		e := entries[i]
 		ep, en := ptr+"/"+strconv.Itoa(i), n.elems[i]
 		covered, touched := false, false
-		for j, f := range entries {
-			if !valid[j] || j == i {
+		for _, j := range distinct {
+			f := entries[j]
+			if j == i {
 				continue
 			}
-			switch {
-			case f == e && j < i:
-				p.fail(ep, en, errorf(ErrCache, "%q repeats entry %d", n.elems[i].str, j))
-			case f.not == e.not && f.contains(e) && f != e:
+			if f.not == e.not && f.contains(e) {
 				p.fail(ep, en, errorf(ErrCache, "%q is redundant: %q holds it", n.elems[i].str, n.elems[j].str))
 			}
 			if f.not != e.not && (f.contains(e) || e.contains(f)) {
@@ -526,7 +624,7 @@ func (p *parser) cache(ptr string, n *node) *statusSet {
 			p.fail(ep, en, errorf(ErrCache, "%q has no effect: a negated entry excludes all of it", n.elems[i].str))
 		}
 	}
-	if len(p.problems) > before {
+	if p.total > before {
 		return nil
 	}
 	var set statusSet
@@ -590,20 +688,49 @@ func isFieldValue(s string) bool {
 	return true
 }
 
+// excludeHeaders parses a list of response header names never to store:
+// tokens, each once (in any case), none that is never stored anyway.
+func (p *parser) excludeHeaders(ptr string, n *node) *[]string {
+	ss, ok := p.strings(ptr, n)
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	seen := map[string]int{}
+	for i, h := range ss {
+		ep, name := ptr+"/"+strconv.Itoa(i), http.CanonicalHeaderKey(h)
+		j, dup := seen[name]
+		switch {
+		case !isToken(h):
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid header name %q", shorten(h, maxEcho)))
+		case dup:
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "header %q is listed twice, as entry %d and here (names are case-insensitive)", shorten(h, maxEcho), j))
+		case neverStored(name):
+			p.fail(ep, n.elems[i], errorf(ErrIneffective, "%s is never stored for replay, whatever exclude_headers says", name))
+		default:
+			seen[name] = i
+			out = append(out, name)
+		}
+	}
+	return &out
+}
+
 func (p *parser) methods(ptr string, n *node) []string {
 	ss, ok := p.strings(ptr, n)
 	if !ok {
 		return nil
 	}
 	var out []string
+	seen := map[string]bool{}
 	for i, m := range ss {
 		ep := ptr + "/" + strconv.Itoa(i)
 		switch {
 		case !isToken(m) || strings.ToUpper(m) != m:
-			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid method %q: want an upper-case HTTP method such as \"POST\"", m))
-		case slices.Contains(out, m):
-			p.fail(ep, n.elems[i], errorf(ErrInvalid, "method %q is listed twice", m))
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid method %q: want an upper-case HTTP method such as \"POST\"", shorten(m, maxEcho)))
+		case seen[m]:
+			p.fail(ep, n.elems[i], errorf(ErrInvalid, "method %q is listed twice", shorten(m, maxEcho)))
 		default:
+			seen[m] = true
 			out = append(out, m)
 		}
 	}
@@ -621,11 +748,11 @@ func (p *parser) object(ptr string, n *node, known ...string) bool {
 		if slices.Contains(known, m.name) {
 			continue
 		}
-		msg := "unknown field " + strconv.Quote(m.name)
+		msg := "unknown field " + strconv.Quote(shorten(m.name, maxEcho))
 		if s := suggest(m.name, known); s != "" {
 			msg += " (did you mean " + strconv.Quote(s) + "?)"
 		}
-		p.problems = append(p.problems, Problem{Pointer: appendToken(ptr, m.name), Offset: m.off, Err: errorf(ErrUnknownField, "%s", msg)})
+		p.add(Problem{Pointer: appendToken(ptr, m.name), Offset: m.off, Err: errorf(ErrUnknownField, "%s", msg)})
 	}
 	return true
 }
@@ -634,10 +761,19 @@ func (p *parser) object(ptr string, n *node, known ...string) bool {
 // case, dashes and underscores.
 func suggest(name string, known []string) string {
 	norm := func(s string) string {
-		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
+		return strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' {
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, s)
 	}
+	if len(name) > 2*maxEcho { // longer than any known name, however spelt
+		return ""
+	}
+	n := norm(name)
 	for _, k := range known {
-		if norm(k) == norm(name) {
+		if norm(k) == n {
 			return k
 		}
 	}
@@ -691,8 +827,9 @@ func (p *parser) integer(ptr string, n *node) (int, bool) {
 	return c, true
 }
 
-// duration parses a positive Go duration string.
-func (p *parser) duration(ptr string, n *node) *time.Duration {
+// duration parses a positive Go duration string, or with zero a
+// non-negative one.
+func (p *parser) duration(ptr string, n *node, zero bool) *time.Duration {
 	s, ok := p.str(ptr, n)
 	if !ok {
 		return nil
@@ -708,7 +845,10 @@ func (p *parser) duration(ptr string, n *node) *time.Duration {
 	case err != nil:
 		p.fail(ptr, n, errorf(ErrDuration, `invalid duration %q: want a Go duration such as "24h", "30s" or "1h30m"`, s))
 		return nil
-	case d <= 0:
+	case d < 0 && zero:
+		p.fail(ptr, n, errorf(ErrDuration, "invalid duration %q: must not be negative", s))
+		return nil
+	case d <= 0 && !zero:
 		p.fail(ptr, n, errorf(ErrDuration, "invalid duration %q: must be positive", s))
 		return nil
 	}

@@ -2,7 +2,9 @@ package policy_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +107,9 @@ var parseInvalidTests = []struct {
 	{"Route/RepeatedParam", `{"rules": [{"route": "POST /a/{id}/b/{id}"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
 	{"Route/Query", `{"rules": [{"route": "POST /a?b=1"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
 	{"Route/PercentEscape", `{"rules": [{"route": "POST /a%2Fb"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, "patterns match decoded paths"},
+	{"Route/DotDotSegment", `{"rules": [{"route": "POST /v1/../admin"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, "a router cleans it away: the rule would never match"},
+	{"Route/DotSegment", `{"rules": [{"route": "POST /v1/./x"}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
+	{"Route/TrailingDotDot", `{"rules": [{"route": "POST /v1/.."}]}`, []want{{"/rules/0/route", policy.ErrRoute}}, ""},
 
 	// Overlap and reachability under first-match order.
 	{"Overlap/SameRoute", `{"rules": [{"route": "POST /a"}, {"route": "POST /a"}]}`, []want{{"/rules/1/route", policy.ErrUnreachable}}, ""},
@@ -120,7 +125,7 @@ var parseInvalidTests = []struct {
 	{"Overlap/TakerAfterIsNoExcuse", `{"rules": [{"route": "POST /{x}/b"}, {"route": "POST /a/b"}, {"route": "POST /a/{y}"}]}`,
 		[]want{{"/rules/1/route", policy.ErrUnreachable}, {"/rules/2/route", policy.ErrOverlap}}, "/a/b goes to /rules/0, not to the unreachable /rules/1"},
 	{"Overlap/OtherTakerNotMoreSpecific", `{"rules": [{"route": "POST /{x}/b/c"}, {"route": "POST /{x}/{y}/c"}, {"route": "POST /a/{y}/{z}"}]}`,
-		[]want{{"/rules/2/route", policy.ErrOverlap}, {"/rules/2/route", policy.ErrOverlap}}, "/a/b/c goes to /rules/0 and /a/d/c to /rules/1, neither more specific than /rules/2"},
+		[]want{{"/rules/2/route", policy.ErrOverlap}}, "/a/b/c goes to /rules/0 and /a/d/c to /rules/1, neither more specific than /rules/2: one problem, naming the first"},
 
 	// Values.
 	{"Duration/Negative", `{"rules": [{"route": "POST /a", "ttl": "-5s"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, ""},
@@ -130,12 +135,25 @@ var parseInvalidTests = []struct {
 	{"Duration/RetryAfterFraction", `{"rules": [{"route": "POST /a", "retry_after": "1500ms"}]}`, []want{{"/rules/0/retry_after", policy.ErrDuration}}, "never rounded"},
 	{"Duration/PlusSign", `{"rules": [{"route": "POST /a", "ttl": "+1h"}]}`, []want{{"/rules/0/ttl", policy.ErrDuration}}, "time.ParseDuration accepts a sign; a policy does not"},
 	{"Duration/PlusSignLease", `{"defaults": {"lease": "+10s"}, "rules": []}`, []want{{"/defaults/lease", policy.ErrDuration}}, ""},
+	{"Duration/WaitNegative", `{"rules": [{"route": "POST /a", "wait": "-1s"}]}`, []want{{"/rules/0/wait", policy.ErrDuration}}, ""},
+	{"Duration/WaitPlusSign", `{"rules": [{"route": "POST /a", "wait": "+1s"}]}`, []want{{"/rules/0/wait", policy.ErrDuration}}, ""},
+	{"Duration/WaitNumber", `{"rules": [{"route": "POST /a", "wait": 5}]}`, []want{{"/rules/0/wait", policy.ErrType}}, ""},
 	{"Resolution/Unknown", `{"rules": [{"route": "POST /a", "on_mismatch": "ignore"}]}`, []want{{"/rules/0/on_mismatch", policy.ErrInvalid}}, ""},
 	{"Resolution/Case", `{"rules": [{"route": "POST /a", "on_spec_change": "Reject"}]}`, []want{{"/rules/0/on_spec_change", policy.ErrInvalid}}, ""},
 	{"MismatchStatus/500", `{"rules": [{"route": "POST /a", "mismatch_status": 500}]}`, []want{{"/rules/0/mismatch_status", policy.ErrInvalid}}, ""},
 	{"MismatchStatus/200", `{"rules": [{"route": "POST /a", "mismatch_status": 200}]}`, []want{{"/rules/0/mismatch_status", policy.ErrInvalid}}, ""},
 	{"Key/HeaderName", `{"rules": [{"route": "POST /a", "key": {"header": "Idempotency Key"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}}, ""},
 	{"Key/Syntax", `{"rules": [{"route": "POST /a", "key": {"syntax": "ulid"}}]}`, []want{{"/rules/0/key/syntax", policy.ErrInvalid}}, ""},
+	{"Key/HeaderHost", `{"rules": [{"route": "POST /a", "key": {"header": "Host"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}},
+		"net/http moves Host out of the header map: every request would miss its key"},
+	{"Key/HeaderTransferEncoding", `{"rules": [{"route": "POST /a", "key": {"header": "transfer-encoding"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}}, ""},
+	{"Key/HeaderContentLength", `{"rules": [{"route": "POST /a", "key": {"header": "Content-Length"}}]}`, []want{{"/rules/0/key/header", policy.ErrInvalid}}, ""},
+	{"Key/HeaderHopByHop", `{"defaults": {"key": {"header": "Connection"}}, "rules": [{"route": "POST /a", "key": {"header": "TE"}}]}`,
+		[]want{{"/defaults/key/header", policy.ErrInvalid}, {"/rules/0/key/header", policy.ErrInvalid}}, "a proxy removes it"},
+	{"Fingerprint/HeaderTransferEncoding", `{"rules": [{"route": "POST /a", "fingerprint": {"headers": ["X-Account", "Transfer-Encoding"]}}]}`,
+		[]want{{"/rules/0/fingerprint/headers/1", policy.ErrInvalid}}, "it never reaches the fingerprint: every request would look alike"},
+	{"Fingerprint/HeaderUpgrade", `{"defaults": {"fingerprint": {"headers": ["upgrade"]}}, "rules": []}`,
+		[]want{{"/defaults/fingerprint/headers/0", policy.ErrInvalid}}, ""},
 	{"Key/MaxLengthZero", `{"rules": [{"route": "POST /a", "key": {"max_length": 0}}]}`, []want{{"/rules/0/key/max_length", policy.ErrInvalid}}, ""},
 	{"Key/MaxLengthHuge", `{"rules": [{"route": "POST /a", "key": {"max_length": 100000}}]}`, []want{{"/rules/0/key/max_length", policy.ErrInvalid}}, ""},
 	{"ReplayHeader/NoColon", `{"rules": [{"route": "POST /a", "replay_header": "Idempotent-Replayed"}]}`, []want{{"/rules/0/replay_header", policy.ErrInvalid}}, ""},
@@ -178,12 +196,25 @@ var parseInvalidTests = []struct {
 		[]want{{"/rules/0/lease", policy.ErrIneffective}}, "reported at the setting the rule makes"},
 	{"Ineffective/RetryAfterBeyondInheritedLease", `{"defaults": {"lease": "10s"}, "rules": [{"route": "POST /a", "retry_after": "20s"}]}`,
 		[]want{{"/rules/0/retry_after", policy.ErrIneffective}}, ""},
+	{"Ineffective/WaitBeyondLease", `{"rules": [{"route": "POST /a", "wait": "31s"}]}`, []want{{"/rules/0/wait", policy.ErrIneffective}},
+		"past the lease the reservation is stale and the request takes it over: it would wait for nothing"},
+	{"Ineffective/WaitInheritedBeyondLease", `{"defaults": {"wait": "20s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`,
+		[]want{{"/rules/0/lease", policy.ErrIneffective}}, "reported at the setting the rule makes"},
+	{"Ineffective/WaitInDefaults", `{"defaults": {"wait": "1m"}, "rules": []}`, []want{{"/defaults/wait", policy.ErrIneffective}}, ""},
 	{"Ineffective/StoreIntentWithReplay", `{"rules": [{"route": "POST /a", "on_mismatch": "replay", "store_intent": true}]}`,
 		[]want{{"/rules/0/store_intent", policy.ErrIneffective}}, "only a key-reuse rejection lists differing fields"},
 	{"Ineffective/StoreIntentUnderNewDefault", `{"defaults": {"on_mismatch": "new"}, "rules": [{"route": "POST /a", "store_intent": true}]}`,
 		[]want{{"/rules/0/store_intent", policy.ErrIneffective}}, ""},
 	{"Ineffective/StoreIntentInDefaults", `{"defaults": {"on_mismatch": "replay", "store_intent": true}, "rules": []}`,
 		[]want{{"/defaults/store_intent", policy.ErrIneffective}}, ""},
+
+	// Response headers never stored.
+	{"ExcludeHeaders/NotList", `{"rules": [{"route": "POST /a", "exclude_headers": "X-Request-Id"}]}`, []want{{"/rules/0/exclude_headers", policy.ErrType}}, ""},
+	{"ExcludeHeaders/NotToken", `{"rules": [{"route": "POST /a", "exclude_headers": ["X-Request-Id", "X Request"]}]}`, []want{{"/rules/0/exclude_headers/1", policy.ErrInvalid}}, ""},
+	{"ExcludeHeaders/Twice", `{"rules": [{"route": "POST /a", "exclude_headers": ["X-Request-Id", "x-request-id"]}]}`, []want{{"/rules/0/exclude_headers/1", policy.ErrInvalid}},
+		"names are case-insensitive"},
+	{"ExcludeHeaders/NeverStored", `{"defaults": {"exclude_headers": ["Set-Cookie", "content-length", "X-A"]}, "rules": []}`,
+		[]want{{"/defaults/exclude_headers/0", policy.ErrIneffective}, {"/defaults/exclude_headers/1", policy.ErrIneffective}}, "never stored anyway"},
 
 	// Fingerprint specs: the fingerprint package's problems, under the rule's pointer.
 	{"Spec/InvalidPath", `{"rules": [{"route": "POST /a", "fingerprint": {"intent": ["amount", "items.#(qty>1)"]}}]}`,
@@ -242,7 +273,14 @@ var parseValidTests = []struct {
 	{"StoreIntent/InheritedByReplay", `{"defaults": {"store_intent": true}, "rules": [{"route": "POST /a", "on_mismatch": "replay"}]}`,
 		"inherited, it is simply off where nothing would read it"},
 	{"RetryAfter/EqualsLease", `{"defaults": {"retry_after": "10s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`, ""},
+	{"Wait/EqualsLease", `{"defaults": {"wait": "10s"}, "rules": [{"route": "POST /a", "lease": "10s"}]}`, ""},
+	{"Wait/Zero", `{"defaults": {"wait": "5s"}, "rules": [{"route": "POST /a", "wait": "0s"}]}`, "0s overrides an inherited wait"},
+	{"ExcludeHeaders/Empty", `{"defaults": {"exclude_headers": ["X-Request-Id"]}, "rules": [{"route": "POST /a", "exclude_headers": []}]}`,
+		"[] overrides an inherited list"},
 	{"ReplayHeader/Custom", `{"rules": [{"route": "POST /a", "replay_header": "X-Content-Replayed: yes"}]}`, "only Content-* itself is reserved"},
+	{"Fingerprint/HeaderHost", `{"rules": [{"route": "POST /a", "fingerprint": {"headers": ["host"]}}]}`,
+		"Fingerprinter.HTTPRequest carries the host; NewRequest fails without it"},
+	{"Route/DotsInSegment", `{"rules": [{"route": "POST /v1/.../a.b/.well-known"}]}`, "only . and .. are dot segments"},
 }
 
 func TestParseValid(t *testing.T) {
@@ -324,6 +362,8 @@ func TestParseSettings(t *testing.T) {
   "defaults": {
     "key": {"header": "x-request-key", "max_length": 64},
     "ttl": "48h",
+    "wait": "2s",
+    "exclude_headers": ["X-Request-Id"],
     "on_mismatch": "replay",
     "fingerprint": {"ignore": ["traceId"]},
     "methods": ["POST", "PUT"]
@@ -331,7 +371,7 @@ func TestParseSettings(t *testing.T) {
   "rules": [
     {"route": "POST /v1/payments", "key": {"required": false}, "on_mismatch": "reject", "mismatch_status": 400,
      "cache": ["2xx", "4xx", "!429"], "lease": "1m", "replay_header": "", "store_intent": true},
-    {"route": "POST /v1/refunds", "fingerprint": {"intent": ["paymentId"]}, "ttl": "1h", "on_spec_change": "new"}
+    {"route": "POST /v1/refunds", "fingerprint": {"intent": ["paymentId"]}, "ttl": "1h", "on_spec_change": "new", "wait": "0s", "exclude_headers": []}
   ]
 }`)
 	type resolved struct {
@@ -339,7 +379,8 @@ func TestParseSettings(t *testing.T) {
 		KeyRequired, StoresIntent                  bool
 		OnMismatch, OnSpecChange                   policy.Resolution
 		MismatchStatus                             int
-		TTL, Lease                                 time.Duration
+		TTL, Lease, Wait                           time.Duration
+		StoresRequestID                            bool
 		ReplayName, ReplayValue                    string
 		Intent, Ignore                             []string
 		Caches200, Caches404, Caches429, Caches500 bool
@@ -353,7 +394,7 @@ func TestParseSettings(t *testing.T) {
 		spec := r.Fingerprinter().Spec()
 		return resolved{
 			r.Pointer(), r.Route(), r.KeyHeader(), r.KeyRequired(), r.StoresIntent(), r.OnMismatch(), r.OnSpecChange(),
-			r.MismatchStatus(), r.TTL(), r.Lease(), name, value, spec.Intent, spec.Ignore,
+			r.MismatchStatus(), r.TTL(), r.Lease(), r.Wait(), r.StoresHeader("X-Request-Id"), name, value, spec.Intent, spec.Ignore,
 			r.Caches(200), r.Caches(404), r.Caches(429), r.Caches(500),
 		}
 	}
@@ -364,21 +405,21 @@ func TestParseSettings(t *testing.T) {
 		"POST", "/v1/payments", resolved{
 			Pointer: "/rules/0", Route: "POST /v1/payments", KeyHeader: "X-Request-Key", KeyRequired: false, StoresIntent: true,
 			OnMismatch: policy.ResolveReject, OnSpecChange: policy.ResolveReject, MismatchStatus: 400,
-			TTL: 48 * time.Hour, Lease: time.Minute, Ignore: []string{"traceId"},
+			TTL: 48 * time.Hour, Lease: time.Minute, Wait: 2 * time.Second, Ignore: []string{"traceId"},
 			Caches200: true, Caches404: true,
 		},
 	}, {
 		"POST", "/v1/refunds", resolved{
 			Pointer: "/rules/1", Route: "POST /v1/refunds", KeyHeader: "X-Request-Key", KeyRequired: true,
 			OnMismatch: policy.ResolveReplay, OnSpecChange: policy.ResolveNew, MismatchStatus: 422,
-			TTL: time.Hour, Lease: 30 * time.Second, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
+			TTL: time.Hour, Lease: 30 * time.Second, StoresRequestID: true, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
 			Intent: []string{"paymentId"}, Caches200: true,
 		},
 	}, {
 		"PUT", "/v1/anything", resolved{
 			Pointer: "/defaults", Route: "PUT *", KeyHeader: "X-Request-Key", KeyRequired: true,
 			OnMismatch: policy.ResolveReplay, OnSpecChange: policy.ResolveReject, MismatchStatus: 422,
-			TTL: 48 * time.Hour, Lease: 30 * time.Second, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
+			TTL: 48 * time.Hour, Lease: 30 * time.Second, Wait: 2 * time.Second, ReplayName: "Idempotent-Replayed", ReplayValue: "true",
 			Ignore: []string{"traceId"}, Caches200: true,
 		},
 	}} {
@@ -409,6 +450,45 @@ func TestParseSeed(t *testing.T) {
 	}
 }
 
+// TestParseMaxProblems checks that a ParseError lists the first
+// MaxProblems problems in document order and counts the others: each of
+// 150 rules overlaps the 150 before it, and is reported once.
+func TestParseMaxProblems(t *testing.T) {
+	var b strings.Builder
+	for j := 0; j < 150; j++ {
+		fmt.Fprintf(&b, `{"route": "POST /x%d/{a}"},`, j)
+	}
+	for k := 0; k < 150; k++ {
+		fmt.Fprintf(&b, `{"route": "POST /{a}/y%d", "colour": "blue"},`, k)
+	}
+	src := `{"rules": [` + strings.TrimSuffix(b.String(), ",") + `], "version": 2}`
+	_, err := policy.Parse([]byte(src))
+	var pe *policy.ParseError
+	if !errors.As(err, &pe) {
+		t.Fatal(err)
+	}
+	if len(pe.Problems) != policy.MaxProblems || pe.Total != 301 || pe.Omitted() != 201 {
+		t.Errorf("%d problems listed, Total %d, Omitted %d; want %d, 301, 201", len(pe.Problems), pe.Total, pe.Omitted(), policy.MaxProblems)
+	}
+	var got []string
+	for _, p := range pe.Problems[:4] {
+		got = append(got, p.Pointer)
+	}
+	want := []string{"/rules/150/route", "/rules/150/colour", "/rules/151/route", "/rules/151/colour"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first problems (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(pe.Problems[0].Error(), "overlaps /rules/0 (POST /x0/{a})") {
+		t.Errorf("Problems[0] = %v, want it to name the first rule it overlaps", pe.Problems[0])
+	}
+	if !strings.HasSuffix(err.Error(), "(and 300 more problems)") {
+		t.Errorf("Error() = %q", err)
+	}
+	if !slices.IsSortedFunc(pe.Problems, func(a, b policy.Problem) int { return int(a.Offset - b.Offset) }) {
+		t.Errorf("problems not in document order")
+	}
+}
+
 func readFile(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(name)
@@ -434,6 +514,9 @@ func FuzzParse(f *testing.F) {
 			var pe *policy.ParseError
 			if !errors.As(err, &pe) || len(pe.Problems) == 0 || pol != nil {
 				t.Fatalf("Parse error %v (%T) is not a *ParseError with problems", err, err)
+			}
+			if len(pe.Problems) > policy.MaxProblems || pe.Total < len(pe.Problems) {
+				t.Errorf("%d problems listed of %d", len(pe.Problems), pe.Total)
 			}
 			for _, p := range pe.Problems {
 				if p.Err == nil || p.Offset < 0 || p.Offset > int64(len(data)) || p.Pointer != "" && p.Pointer[0] != '/' {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"net/http"
 	"slices"
 	"time"
 
@@ -107,6 +108,7 @@ type Rule struct {
 	scopeRoute   bool
 
 	fp             *fingerprint.Fingerprinter
+	fpHost         bool // fp's spec declares the Host header
 	onMismatch     Resolution
 	mismatchStatus int
 	onSpecChange   Resolution
@@ -114,9 +116,11 @@ type Rule struct {
 	ttl            time.Duration
 	lease          time.Duration
 	retryAfter     time.Duration // 0: the rest of the lease
-	replayName     string        // "" for no replay header
+	wait           time.Duration
+	replayName     string // "" for no replay header
 	replayValue    string
 	storeIntent    bool
+	exclude        map[string]bool // canonical names of response headers not stored; nil for none
 }
 
 // Pointer returns the JSON Pointer of the rule in its policy file:
@@ -174,3 +178,40 @@ func (r *Rule) StoresIntent() bool { return r.storeIntent }
 // ReplayHeader returns the header added to every replayed response, or two
 // empty strings when the rule adds none.
 func (r *Rule) ReplayHeader() (name, value string) { return r.replayName, r.replayValue }
+
+// Wait returns how long a request that Decide answers with an in-flight
+// problem ([TypeInFlight]: it met the running reservation of an equal
+// request) may wait for that request's result before it is answered with
+// the problem: the "wait" setting, 0 (answer at once) by default, at most
+// the lease. The engine does not wait, having no clock: a caller that
+// waits reads the records again and calls Decide again, now and then,
+// until the answer is another or Wait has passed since the first one, and
+// then answers the last decision.
+func (r *Rule) Wait() time.Duration { return r.wait }
+
+// StoresHeader reports whether [Rule.Complete] keeps a response header of
+// this name (compared case-insensitively) in the record it stores for
+// replay. It never keeps Set-Cookie, Set-Cookie2, Authorization,
+// Proxy-Authorization, the hop-by-hop headers (Connection, Keep-Alive,
+// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade) nor
+// Content-Length, and not those the rule's exclude_headers lists. Nor does
+// it keep, from one response, the headers that its Connection header
+// names, which StoresHeader cannot know.
+func (r *Rule) StoresHeader(name string) bool {
+	name = http.CanonicalHeaderKey(name)
+	return !neverStored(name) && !r.exclude[name]
+}
+
+// neverStored reports whether a response header (its canonical name) is
+// never stored for replay: it belongs to one client (a cookie set for it,
+// credentials), to one connection (hop-by-hop, RFC 9110 §7.6.1), or to one
+// encoding of the body (Content-Length, which the replay computes again).
+func neverStored(name string) bool {
+	switch name {
+	case "Set-Cookie", "Set-Cookie2", "Authorization", "Proxy-Authorization",
+		"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+		"Content-Length":
+		return true
+	}
+	return false
+}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/fingerprint"
@@ -50,7 +51,12 @@ type ProblemDetails struct {
 	Detail string
 	// DifferingPaths lists what a reused key's request differs in from the
 	// first one, as [DiffLabel] names it, when the rule stores intent. It is
-	// the extension member "differing_paths".
+	// the extension member "differing_paths". It holds at most
+	// [fingerprint.MaxDifferences] paths, the first in the order
+	// [fingerprint.Diff] lists them (method, path, headers, query, then the
+	// body by path), and a path longer than 128 bytes is cut there and ends
+	// in "…": a client controls how many fields differ and how deep, and
+	// the answer stays small whatever it sends.
 	DifferingPaths []string
 }
 
@@ -168,16 +174,39 @@ func problemKeyReuse(status int, first, second []byte) *ProblemDetails {
 	}
 	if first != nil && second != nil {
 		if diffs, err := fingerprint.Diff(first, second); err == nil {
-			for _, d := range diffs {
-				p.DifferingPaths = append(p.DifferingPaths, DiffLabel(d))
+			p.DifferingPaths = make([]string, len(diffs))
+			for i, d := range diffs {
+				p.DifferingPaths[i] = shorten(DiffLabel(d), maxLabelBytes)
 			}
 		}
-		if len(p.DifferingPaths) > 0 {
-			p.Detail = "This key was first used with a request that differs at " + strings.Join(p.DifferingPaths, ", ") +
+		if n := len(p.DifferingPaths); n > 0 {
+			at := strings.Join(p.DifferingPaths[:min(n, maxDetailPaths)], ", ")
+			if n > maxDetailPaths {
+				at += " and more (see differing_paths)"
+			}
+			p.Detail = "This key was first used with a request that differs at " + at +
 				". Retry with the original request, or use a new key for a new operation."
 		}
 	}
 	return p
+}
+
+// Bounds of a key-reuse problem, whose paths the client controls.
+const (
+	maxLabelBytes  = 128 // the longest path listed whole
+	maxDetailPaths = 5   // the paths the detail text names
+)
+
+// shorten returns s, or when it is longer than n bytes its first n bytes
+// or fewer (whole UTF-8 sequences) followed by "…".
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // DiffLabel names what a difference between two intent documents is about:

@@ -37,7 +37,9 @@ func parseRoute(s string) (method string, pat pattern, err error) {
 	for _, seg := range strings.Split(path[1:], "/") {
 		switch {
 		case seg == "":
-			return "", nil, errorf(ErrRoute, "invalid route %q: empty path segment", s)
+			return "", nil, errorf(ErrRoute, "invalid route %q: empty path segment (a router cleans \"//\" away, so no request path it hands on has one)", s)
+		case seg == "." || seg == "..":
+			return "", nil, errorf(ErrRoute, "invalid route %q: dot segment %q (a router cleans it away, so no request path it hands on has one)", s, seg)
 		case seg[0] == '{' && seg[len(seg)-1] == '}':
 			name := seg[1 : len(seg)-1]
 			if !isParamName(name) {
