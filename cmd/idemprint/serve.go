@@ -232,7 +232,7 @@ func parseServe(args []string, stderr io.Writer) (cfg serveConfig, code int, sto
 	fs.StringVar(&cfg.redisCluster, "redis-cluster", "", "comma-separated `ADDR`esses of Redis Cluster nodes, instead of --store")
 	fs.StringVar(&cfg.tenantHeader, "tenant-header", "", "the header `NAME` that carries a request's tenant; a request without it is answered 400")
 	fs.BoolVar(&cfg.singleTenant, "single-tenant", false, "every request belongs to one tenant (instead of --tenant-header)")
-	fs.DurationVar(&cfg.upstreamTimeout, "upstream-timeout", time.Minute, "the longest exchange with the upstream, to the end of its response (0: none); past it the outcome is unknown (504)")
+	fs.DurationVar(&cfg.upstreamTimeout, "upstream-timeout", time.Minute, "the longest the upstream may stay silent during an exchange, to the end of its response (0: no bound); past it the outcome is unknown (504)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long requests under way may take to finish on SIGTERM")
 	fs.DurationVar(&cfg.storeTimeout, "store-timeout", 5*time.Second, "how long the store may take to answer at start")
 	fs.Int64Var(&cfg.maxRequestBody, "max-request-body", 1<<20, "the largest request body, in `bytes` (413 beyond)")

@@ -18,8 +18,9 @@
 //     failure, the client left before a connection was ready): a 502
 //     problem, [TypeUpstreamUnreachable], and the reservation is released
 //     ([idemhttp.ReleaseReservation]): nothing executed, a retry runs.
-//   - Sent, then failed (no response within the upstream timeout, the
-//     connection reset or closed before or during the response): a 504
+//   - Sent, then failed (the upstream silent for longer than its
+//     timeout, the connection reset or closed before or during the
+//     response): a 504
 //     problem, [TypeUpstreamOutcomeUnknown], when nothing was answered
 //     yet, or an aborted response when part of it was; either way the
 //     reservation is held ([idemhttp.HoldReservation]). It is neither

@@ -18,10 +18,11 @@ type ProxyOptions struct {
 	// DialTimeout bounds the opening of a connection to the upstream; 0
 	// means 5 s.
 	DialTimeout time.Duration
-	// Timeout bounds a whole exchange with the upstream, from the first
-	// attempt to connect to the end of the response body; 0 means none.
-	// An exchange cut by it after the request was sent has an unknown
-	// outcome (see the package documentation).
+	// Timeout bounds how long the upstream may stay silent: no byte read
+	// from or written to its connection, from the request to the end of
+	// the response body; 0 means no bound. An exchange cut by it after
+	// the request was sent has an unknown outcome (see the package
+	// documentation). It also closes a connection idle that long.
 	Timeout time.Duration
 	// MaxIdleConns is the number of idle keep-alive connections kept to
 	// the upstream; 0 means 512.
@@ -40,8 +41,19 @@ func NewTransport(opts ProxyOptions) *http.Transport {
 	if idle == 0 {
 		idle = 512
 	}
+	dialer := &net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}
+	dialContext := dialer.DialContext
+	if d := opts.Timeout; d > 0 {
+		dialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &silenceConn{Conn: c, limit: d}, nil
+		}
+	}
 	return &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          idle,
 		MaxIdleConnsPerHost:   idle,
@@ -49,6 +61,25 @@ func NewTransport(opts ProxyOptions) *http.Transport {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
+}
+
+// silenceConn is a connection to the upstream on which every read and
+// write must make progress within limit. A write moves the read deadline
+// too, so that the read the transport keeps waiting on a pooled
+// connection does not time out a request just written on it.
+type silenceConn struct {
+	net.Conn
+	limit time.Duration
+}
+
+func (c *silenceConn) Read(p []byte) (int, error) {
+	c.Conn.SetReadDeadline(time.Now().Add(c.limit))
+	return c.Conn.Read(p)
+}
+
+func (c *silenceConn) Write(p []byte) (int, error) {
+	c.Conn.SetDeadline(time.Now().Add(c.limit))
+	return c.Conn.Write(p)
 }
 
 // NewBareProxy returns the proxy to upstream without any idempotency: the

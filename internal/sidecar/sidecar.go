@@ -8,7 +8,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -57,8 +56,7 @@ type Sidecar struct {
 	proxy   *httputil.ReverseProxy
 	handler http.Handler
 	log     *slog.Logger
-	metrics *metrics      // nil without a registry
-	timeout time.Duration // of a whole exchange with the upstream; 0 for none
+	metrics *metrics // nil without a registry
 }
 
 // ErrConfig reports an invalid [Config].
@@ -72,7 +70,7 @@ func New(cfg Config) (*Sidecar, error) {
 	case (cfg.TenantHeader == "") == (cfg.SingleTenant == ""):
 		return nil, errors.Join(ErrConfig, errors.New("sidecar: set exactly one of TenantHeader and SingleTenant"))
 	}
-	s := &Sidecar{log: cfg.Logger, timeout: cfg.Proxy.Timeout}
+	s := &Sidecar{log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -152,16 +150,11 @@ func (s *Sidecar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // can be placed before or after the request was sent.
 func (s *Sidecar) forward(w http.ResponseWriter, r *http.Request) {
 	ctx := withAttempt(r.Context())
-	if t := s.timeout; t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t)
-		defer cancel()
-	}
 	defer func() {
 		if p := recover(); p != nil {
 			// ReverseProxy aborts with http.ErrAbortHandler when the
-			// upstream breaks off mid-response (or the exchange's timeout
-			// cuts it): the upstream executed, whatever it answered.
+			// upstream breaks off mid-response (or stays silent too
+			// long): the upstream executed, whatever it answered.
 			if p == http.ErrAbortHandler && idemhttp.HoldReservation(w) {
 				s.upstreamError(ctx, kindAborted, r, nil)
 			}

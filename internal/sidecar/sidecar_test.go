@@ -480,3 +480,17 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// The upstream timeout bounds silence, not idleness between requests: a
+// pooled connection reused just before it would have timed out, or one
+// that timed out while idle, never fails a request.
+func TestUpstreamTimeoutIdleConnections(t *testing.T) {
+	up := newUpstream(t)
+	f := newFront(t, up.URL, sidecar.Config{Proxy: sidecar.ProxyOptions{Timeout: 200 * time.Millisecond}})
+	for i, pause := range []time.Duration{0, 150 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond, 0} {
+		time.Sleep(pause)
+		if a := f.send(t, fmt.Sprintf("k%d", i), pay); a.Status != 201 {
+			t.Errorf("request %d after %v idle = %d %s, want 201", i, pause, a.Status, a.Body)
+		}
+	}
+}
