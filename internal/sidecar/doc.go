@@ -20,10 +20,9 @@
 //     ([idemhttp.ReleaseReservation]): nothing executed, a retry runs.
 //   - Sent, then failed (the upstream silent for longer than its
 //     timeout, the connection reset or closed before or during the
-//     response): a 504
-//     problem, [TypeUpstreamOutcomeUnknown], when nothing was answered
-//     yet, or an aborted response when part of it was; either way the
-//     reservation is held ([idemhttp.HoldReservation]). It is neither
+//     response): a 504 problem, [TypeUpstreamOutcomeUnknown], when
+//     nothing was answered yet, or an aborted response when part of it
+//     was; either way the reservation is held ([idemhttp.HoldReservation]). It is neither
 //     completed nor released, and holds until its lease lapses, so that a
 //     quick retry gets 409 instead of running beside a request that may
 //     still be executing upstream. The rule's lease is the knob: after it,
