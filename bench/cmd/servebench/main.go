@@ -10,11 +10,12 @@
 // Every target runs in its own process (this program started again in a
 // role, or the idemprint binary, built from this checkout), and the load
 // generator in this one. Targets are measured in interleaved rounds, in
-// an order that rotates, for the same duration at the same concurrency;
-// each request is a first execution (a new key, the worst case: two store
-// round trips). The table gives the median of the rounds' throughputs and
-// latency percentiles, and each idempotent target's throughput relative
-// to the same server without idempotency.
+// an order that keeps each next to its baseline and rotates, for the same
+// duration at the same concurrency; each request is a first execution (a
+// new key, the worst case: two store round trips). The table gives the
+// median of the rounds' throughputs and latency percentiles, and each
+// idempotent target's throughput relative to the same server without
+// idempotency in the same round (median and range over the rounds).
 package main
 
 import (
@@ -216,8 +217,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for round := range *rounds {
-		for i := range measured {
-			t := measured[(i+round)%len(measured)] // rotate, so that no target is always first
+		for _, t := range roundOrder(measured, round) {
 			r := gen.load(t.addr, *duration)
 			fmt.Fprintf(stderr, "round %d/%d  %-40s %8.0f req/s  p50 %v  p99 %v  errors %d\n",
 				round+1, *rounds, t.name, r.rps, r.p50, r.p99, r.errors)
@@ -226,6 +226,28 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	report(stdout, measured, *rounds, *duration, *concurrency)
 	return 0
+}
+
+// roundOrder returns the order of a round: each baseline with the targets
+// compared to it, one group after the other, so that a target runs
+// seconds from its baseline; the groups' order and the order within each
+// rotate from round to round, so that nobody is always first.
+func roundOrder(ts []*target, round int) []*target {
+	var groups [][]*target
+	for _, t := range ts {
+		if t.baseline == "" || len(groups) == 0 {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], t)
+	}
+	var out []*target
+	for g := range groups {
+		group := groups[(g+round)%len(groups)]
+		for i := range group {
+			out = append(out, group[(i+round)%len(group)])
+		}
+	}
+	return out
 }
 
 // start starts t's process, with {addr} in argv replaced by a free

@@ -93,3 +93,24 @@ func TestRun(t *testing.T) {
 		t.Errorf("requests failed:\n%s", stdout.String())
 	}
 }
+
+// A round runs each target next to its baseline, and every order turns.
+func TestRoundOrder(t *testing.T) {
+	ts := []*target{{name: "bare"}, {name: "mem", baseline: "bare"}, {name: "redis", baseline: "bare"}, {name: "fiber"}, {name: "fiber-idem", baseline: "fiber"}}
+	names := func(round int) string {
+		var out []string
+		for _, t := range roundOrder(ts, round) {
+			out = append(out, t.name)
+		}
+		return strings.Join(out, " ")
+	}
+	for round, want := range []string{
+		"bare mem redis fiber fiber-idem",
+		"fiber-idem fiber mem redis bare",
+		"redis bare mem fiber fiber-idem",
+	} {
+		if got := names(round); got != want {
+			t.Errorf("round %d: %s, want %s", round, got, want)
+		}
+	}
+}
