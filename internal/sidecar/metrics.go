@@ -16,6 +16,10 @@ import (
 const ns = "idemprint_"
 
 type metrics struct {
+	// storeOK are the store histogram's series for result ok, by op: the
+	// common case, without a lookup by labels.
+	storeOK [numOps]prometheus.Observer
+
 	decisions      *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
 	store          *prometheus.HistogramVec
@@ -25,8 +29,19 @@ type metrics struct {
 
 var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
+// The store operations, as the op label names them.
+const (
+	opReserve = iota
+	opWrite
+	opRead
+	opDelete
+	numOps
+)
+
+var opNames = [numOps]string{"reserve", "write", "read", "delete"}
+
 func newMetrics() *metrics {
-	return &metrics{
+	m := &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: ns + "decisions_total",
 			Help: "Requests a rule governed, by rule, the engine's action and reason, and what the middleware did.",
@@ -50,6 +65,10 @@ func newMetrics() *metrics {
 			Help: "Upstream failures: unreachable (not sent, released), outcome-unknown (sent, no answer, held), aborted (response cut off, held).",
 		}, []string{"kind"}),
 	}
+	for op, name := range opNames {
+		m.storeOK[op] = m.store.WithLabelValues(name, "ok")
+	}
+	return m
 }
 
 // register registers the metrics, and the middleware's gauges, with reg.
@@ -82,35 +101,40 @@ type measuredStore struct {
 	m *metrics
 }
 
-func (s *measuredStore) observe(op string, start time.Time, err error) {
-	s.m.store.WithLabelValues(op, resultOf(err)).Observe(time.Since(start).Seconds())
+func (s *measuredStore) observe(op int, start time.Time, err error) {
+	d := time.Since(start).Seconds()
+	if err == nil {
+		s.m.storeOK[op].Observe(d)
+		return
+	}
+	s.m.store.WithLabelValues(opNames[op], resultOf(err)).Observe(d)
 }
 
 func (s *measuredStore) Reserve(ctx context.Context, r store.Reservation) (store.Outcome, error) {
 	start := time.Now()
 	out, err := s.Store.Reserve(ctx, r)
-	s.observe("reserve", start, err)
+	s.observe(opReserve, start, err)
 	return out, err
 }
 
 func (s *measuredStore) Write(ctx context.Context, rec policy.Record, g store.Guard) error {
 	start := time.Now()
 	err := s.Store.Write(ctx, rec, g)
-	s.observe("write", start, err)
+	s.observe(opWrite, start, err)
 	return err
 }
 
 func (s *measuredStore) Read(ctx context.Context, key string) (*policy.Record, error) {
 	start := time.Now()
 	rec, err := s.Store.Read(ctx, key)
-	s.observe("read", start, err)
+	s.observe(opRead, start, err)
 	return rec, err
 }
 
 func (s *measuredStore) Delete(ctx context.Context, key string) error {
 	start := time.Now()
 	err := s.Store.Delete(ctx, key)
-	s.observe("delete", start, err)
+	s.observe(opDelete, start, err)
 	return err
 }
 

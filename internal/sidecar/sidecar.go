@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -269,10 +268,10 @@ func reasonName(r policy.Reason) string {
 // X-Idempotency-Key) to their lower-case map keys: the same header on the
 // wire, unseen by the transport. See the package documentation.
 func hideReplayable(h http.Header) {
-	for _, name := range [...]string{"Idempotency-Key", "X-Idempotency-Key"} {
-		if v, ok := h[name]; ok {
-			delete(h, name)
-			h[strings.ToLower(name)] = v
+	for _, name := range [...][2]string{{"Idempotency-Key", "idempotency-key"}, {"X-Idempotency-Key", "x-idempotency-key"}} {
+		if v, ok := h[name[0]]; ok {
+			delete(h, name[0])
+			h[name[1]] = v
 		}
 	}
 }

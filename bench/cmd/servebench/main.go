@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,6 +109,7 @@ func role(name string, args []string) error {
 // target is one server under load.
 type target struct {
 	name     string
+	proxied  bool   // forwards to the upstream, whose CPU counts too
 	baseline string // the target this one is compared with, or ""
 	addr     string
 	cmd      *exec.Cmd
@@ -119,6 +121,12 @@ type result struct {
 	rps      float64
 	p50, p99 time.Duration
 	errors   int64
+	requests int
+	// cpu is the CPU time per answered request of the target's process
+	// and, behind a proxy, of the upstream's: the servers' cost, which
+	// the load from other processes on the machine shifts much less than
+	// throughput. A store server's own CPU is not counted.
+	cpu time.Duration
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -202,6 +210,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		&target{name: "Fiber v3 + idempotency middleware", baseline: "Fiber v3, no idempotency"})
 	argv = append(argv, []string{self, "role", "fiber", "{addr}"}, []string{self, "role", "fiber-idempotency", "{addr}"})
 	for i, t := range measured {
+		t.proxied = !strings.HasPrefix(t.name, "Fiber")
 		if err := start(t, argv[i]...); err != nil {
 			return fail(fmt.Errorf("%s: %w", t.name, err))
 		}
@@ -218,9 +227,17 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	for round := range *rounds {
 		for _, t := range roundOrder(measured, round) {
+			procs := []*exec.Cmd{t.cmd}
+			if t.proxied {
+				procs = append(procs, upstream.cmd)
+			}
+			before := cpuTime(procs)
 			r := gen.load(t.addr, *duration)
-			fmt.Fprintf(stderr, "round %d/%d  %-40s %8.0f req/s  p50 %v  p99 %v  errors %d\n",
-				round+1, *rounds, t.name, r.rps, r.p50, r.p99, r.errors)
+			if r.requests > 0 {
+				r.cpu = (cpuTime(procs) - before) / time.Duration(r.requests)
+			}
+			fmt.Fprintf(stderr, "round %d/%d  %-40s %8.0f req/s  p50 %v  p99 %v  cpu/req %v  errors %d\n",
+				round+1, *rounds, t.name, r.rps, r.p50, r.p99, r.cpu, r.errors)
 			t.results = append(t.results, r)
 		}
 	}
@@ -352,12 +369,41 @@ func (g *generator) load(addr string, d time.Duration) result {
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	return result{
-		rps:    float64(len(all)) / elapsed.Seconds(),
-		p50:    quantile(all, 0.50),
-		p99:    quantile(all, 0.99),
-		errors: errCount.Load(),
+		requests: len(all),
+		rps:      float64(len(all)) / elapsed.Seconds(),
+		p50:      quantile(all, 0.50),
+		p99:      quantile(all, 0.99),
+		errors:   errCount.Load(),
 	}
 }
+
+// cpuTime returns the CPU time (user and system) the processes have used
+// so far, from /proc; 0 where it cannot be read.
+func cpuTime(procs []*exec.Cmd) time.Duration {
+	var total time.Duration
+	for _, c := range procs {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Process.Pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')') // the command may hold spaces
+		if i < 0 || i+2 > len(s) {
+			continue
+		}
+		f := strings.Fields(s[i+2:]) // from field 3, the state
+		if len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(f[11], 10, 64) // field 14
+		stime, _ := strconv.ParseInt(f[12], 10, 64) // field 15
+		total += time.Duration(utime+stime) * time.Second / clockTicks
+	}
+	return total
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc's CPU times.
+const clockTicks = 100
 
 // quantile returns the q-quantile of sorted durations (nearest rank), or 0.
 func quantile(sorted []time.Duration, q float64) time.Duration {
@@ -401,13 +447,23 @@ func report(w io.Writer, ts []*target, rounds int, d time.Duration, concurrency 
 		return out
 	}
 	fmt.Fprintf(w, "Medians of %d interleaved rounds of %v per target, %d requests at once, every request a new key, over loopback:\n\n", rounds, d, concurrency)
-	fmt.Fprintln(w, "| target | req/s | p50 | p99 | throughput vs. the same without idempotency (per-round median, range) |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	cpuRatios := func(t *target) []float64 {
+		base := byName[t.baseline]
+		out := make([]float64, len(t.results))
+		for i, r := range t.results {
+			out[i] = float64(base.results[i].cpu) / float64(max(r.cpu, 1))
+		}
+		return out
+	}
+	fmt.Fprintln(w, "| target | req/s | p50 | p99 | throughput vs. the same without idempotency (per-round median, range) | server CPU per request | CPU-bound throughput vs. the same without |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
 	for _, t := range ts {
-		rel := ""
+		rel, cpuRel := "", ""
 		if t.baseline != "" {
 			rs := ratios(t)
 			rel = fmt.Sprintf("%.0f%% (%.0f–%.0f%%)", 100*median(rs), 100*slices.Min(rs), 100*slices.Max(rs))
+			cs := cpuRatios(t)
+			cpuRel = fmt.Sprintf("%.0f%% (%.0f–%.0f%%)", 100*median(cs), 100*slices.Min(cs), 100*slices.Max(cs))
 		}
 		var errs int64
 		for _, r := range t.results {
@@ -417,15 +473,18 @@ func report(w io.Writer, ts []*target, rounds int, d time.Duration, concurrency 
 		if errs > 0 {
 			name += fmt.Sprintf(" (%d errors)", errs)
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s |\n", name,
+		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %s | %s |\n", name,
 			median(collect(t.results, func(r result) float64 { return r.rps })),
 			fmtDuration(median(collect(t.results, func(r result) time.Duration { return r.p50 }))),
-			fmtDuration(median(collect(t.results, func(r result) time.Duration { return r.p99 }))), rel)
+			fmtDuration(median(collect(t.results, func(r result) time.Duration { return r.p99 }))), rel,
+			fmtDuration(median(collect(t.results, func(r result) time.Duration { return r.cpu }))), cpuRel)
 	}
 	mem, fi := byName["idemprint serve, memory store"], byName["Fiber v3 + idempotency middleware"]
 	if mem != nil && fi != nil {
 		fmt.Fprintf(w, "\nidemprint serve (memory) keeps %.0f%% of the bare proxy's throughput (target: at least 80%%); Fiber's idempotency middleware keeps %.0f%% of Fiber's (target: idemprint's share no lower).\n",
 			100*median(ratios(mem)), 100*median(ratios(fi)))
+		fmt.Fprintf(w, "By server CPU per request (the proxy and its upstream, or the Fiber app): idemprint serve (memory) %.0f%% of the bare proxy, Fiber's idempotency middleware %.0f%% of Fiber.\n",
+			100*median(cpuRatios(mem)), 100*median(cpuRatios(fi)))
 	}
 }
 
