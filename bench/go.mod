@@ -1,6 +1,6 @@
 module github.com/idemprint/idemprint/bench
 
-go 1.25
+go 1.25.0
 
 replace github.com/idemprint/idemprint => ../
 
