@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,18 +47,26 @@ var envelopeMembers = map[string]int{
 
 // parseLine reads one JSON Lines request. line and raw hold the same bytes;
 // the body, when it is a JSON value, is a sub-slice of raw.
-func parseLine(line string, raw []byte) (entry, error) {
-	var e entry
-	if !gjson.Valid(line) {
-		return e, malformed("not a JSON text")
-	}
+//
+// The line is checked to be strict JSON, in two parts so that the body,
+// most of the line, is read once less: the body by the fingerprint (a
+// strict canonical parse) when it is fingerprinted, else by gjson.Valid;
+// the rest, with the body replaced by 0, by gjson.Valid. checkBody reports
+// whether the body is an object or an array left to the caller to check.
+func parseLine(line string, raw []byte) (e entry, checkBody bool, err error) {
 	doc := gjson.Parse(line)
 	if !doc.IsObject() {
-		return e, malformed("not a JSON object")
+		if gjson.Valid(line) {
+			return e, false, malformed("not a JSON object")
+		}
+		return e, false, malformed("not a JSON text")
 	}
 	seen := 0
-	var err error
+	var body gjson.Result
 	doc.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "body" && v.Type == gjson.JSON {
+			body = v
+		}
 		bit, ok := envelopeMembers[k.Str]
 		switch {
 		case !ok:
@@ -70,21 +79,36 @@ func parseLine(line string, raw []byte) (entry, error) {
 		}
 		return err == nil
 	})
+	if err == nil && !validSkeleton(line, body) {
+		err = malformed("not a JSON text")
+	}
 	if err != nil {
-		return e, err
+		return e, false, err
 	}
 	for _, m := range []struct {
 		bit  int
 		name string
 	}{{memberTime, "time"}, {memberMethod, "method"}, {memberPath, "path"}} {
 		if seen&m.bit == 0 {
-			return e, malformed("missing member " + strconv.Quote(m.name))
+			return e, false, malformed("missing member " + strconv.Quote(m.name))
 		}
 	}
 	if e.header == nil {
 		e.header = http.Header{}
 	}
-	return e, nil
+	return e, body.Exists(), nil
+}
+
+// validSkeleton reports whether line is one JSON text once its body, an
+// object or array that the caller checks, is replaced by 0.
+func validSkeleton(line string, body gjson.Result) bool {
+	if !body.Exists() {
+		return gjson.Valid(line)
+	}
+	var buf [512]byte
+	end := body.Index + len(body.Raw)
+	sk := append(append(append(buf[:0], line[:body.Index]...), '0'), line[end:]...)
+	return gjson.ValidBytes(sk)
 }
 
 // setMember sets the envelope member bit from v.
@@ -179,13 +203,13 @@ func (e *entry) setHeaders(v gjson.Result) error {
 	}
 	e.header = http.Header{}
 	var err error
-	seen := map[string]bool{}
+	var seen []string
 	v.ForEach(func(k, v gjson.Result) bool {
-		if seen[k.Str] {
+		if slices.Contains(seen, k.Str) {
 			err = malformed("duplicate header member " + quoteShort(k.Str))
 			return false
 		}
-		seen[k.Str] = true
+		seen = append(seen, k.Str)
 		switch {
 		case v.Type == gjson.String:
 			err = e.addHeader(k.Str, v.Str)

@@ -163,6 +163,12 @@ func (rd *reader) lines(ctx context.Context, in int32, br *bufio.Reader) error {
 		if len(line) == 0 && err == io.EOF {
 			break
 		}
+		if len(b.data)+len(line) > cap(b.data) && len(b.recs) > 0 {
+			var serr error
+			if b, serr = rd.send(ctx, b); serr != nil {
+				return serr
+			}
+		}
 		num++
 		start := len(b.data)
 		b.data = append(b.data, line...)

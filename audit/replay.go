@@ -77,7 +77,7 @@ type replayer struct {
 	unruled map[string]*keyState // by tenant, request line and key
 	routes  map[string]*RouteReport
 	expiry  queue[expiring]
-	done    queue[completion]
+	done    queue[*completion]
 	seq     int64
 
 	pairs    chan pairJob
@@ -98,7 +98,7 @@ func newReplayer(ctx context.Context, pol *policy.Policy, opts *Options, inputs 
 		pairs:   make(chan pairJob, 1024),
 		waiting: queue[waiting]{less: waitingBefore},
 		expiry:  queue[expiring]{less: expiringBefore},
-		done:    queue[completion]{less: completionBefore},
+		done:    queue[*completion]{less: completionBefore},
 	}
 	if r.window <= 0 {
 		r.window = DefaultReorderWindow
@@ -349,14 +349,19 @@ func (r *replayer) decide(w waiting) error {
 		status = rs.assumedStatus()
 		r.report.AssumedStatus++
 	}
+	c := &completion{at: t.Add(it.e.dur), rs: rs, rec: claim.Record, status: status}
+	if it.e.dur == 0 {
+		return r.complete(c)
+	}
 	r.seq++
-	r.done.push(completion{at: t.Add(it.e.dur), seq: r.seq, rs: rs, rec: claim.Record, status: status})
+	c.seq = r.seq
+	r.done.push(c)
 	return nil
 }
 
 // complete writes the completion of a reservation, as the middleware does
 // once the handler answered.
-func (r *replayer) complete(c completion) error {
+func (r *replayer) complete(c *completion) error {
 	r.clock = c.at
 	rec, err := c.rs.rule.Complete(&c.rec, policy.Response{Status: c.status, Header: http.Header{}}, c.at)
 	if err != nil {
@@ -526,7 +531,7 @@ func waitingBefore(a, b waiting) bool {
 	return a.n < b.n
 }
 
-func completionBefore(a, b completion) bool {
+func completionBefore(a, b *completion) bool {
 	if c := a.at.Compare(b.at); c != 0 {
 		return c < 0
 	}

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/policy"
+	"github.com/tidwall/gjson"
 )
 
 // Defaults of [Options].
@@ -237,8 +239,10 @@ func contains(list []string, s string) bool {
 // batch parses and fingerprints every record of b.
 func (p *parser) batch(b *batch) {
 	var text string
-	if !b.har {
-		text = string(b.data) // one copy a batch; lines are read as sub-strings
+	if !b.har && len(b.data) > 0 {
+		// gjson reads strings. b.data is never written again once the
+		// reader sent the batch, so it is read as a string in place.
+		text = unsafe.String(&b.data[0], len(b.data))
 	}
 	b.items = make([]item, len(b.recs))
 	for i, rec := range b.recs {
@@ -248,13 +252,19 @@ func (p *parser) batch(b *batch) {
 			it.err = rec.err
 			continue
 		}
+		var checkBody bool
 		if b.har {
 			it.e, it.err = parseHAREntry(b.data[rec.start:rec.end])
 		} else {
-			it.e, it.err = parseLine(text[rec.start:rec.end], b.data[rec.start:rec.end])
+			it.e, checkBody, it.err = parseLine(text[rec.start:rec.end], b.data[rec.start:rec.end])
 		}
 		if it.err == nil {
 			p.govern(it)
+		}
+		// A body the fingerprint did not read is checked here: the
+		// line must be JSON whatever the policy does with it.
+		if it.err == nil && checkBody && it.req.Fingerprint.IsZero() && !gjson.ValidBytes(it.e.body) {
+			*it = item{num: rec.num, err: malformed("not a JSON text")}
 		}
 	}
 }
@@ -295,13 +305,30 @@ func (p *parser) govern(it *item) {
 	hr := &http.Request{Method: e.method, URL: e.url, Header: e.header, Host: e.host}
 	fr, err := rule.Fingerprinter().HTTPRequest(hr, e.body)
 	if err == nil {
-		it.req, err = rule.NewRequest(tenant, fr)
+		it.req, err = newRequest(rule, tenant, fr)
 	}
 	if err != nil {
 		it.invalid, it.status = invalidReason(err), http.StatusBadRequest
 		return
 	}
 	it.fr = fr
+}
+
+// newRequest is rule.NewRequest(tenant, fr) without the intent
+// projection, which only words the detail of a key-reuse problem, and
+// would cost a second pass over every body of a rule that stores intent.
+// Header names are in canonical form (entry.addHeader), so the values of
+// the key header are those of every spelling, as NewRequest collects them;
+// TestNewRequest checks that both agree.
+func newRequest(rule *policy.Rule, tenant string, fr fingerprint.Request) (policy.Request, error) {
+	req := policy.Request{Tenant: tenant, Key: fr.Header.Values(rule.KeyHeader()), Path: fr.Path}
+	if len(req.Key) == 0 {
+		req.Key = nil
+		return req, nil
+	}
+	var err error
+	req.Fingerprint, err = rule.Fingerprinter().Sum(fr)
+	return req, err
 }
 
 // invalidReason names the class of a fingerprinting error, without the
