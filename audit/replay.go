@@ -66,7 +66,7 @@ type replayer struct {
 	rules   map[*policy.Rule]*ruleStats
 	order   []*policy.Rule // the policy's rules, for the report's order
 
-	waiting queue[waiting] // read, not decided yet
+	waiting reorder // read, not decided yet
 	arrival int64
 	latest  time.Time // the latest time read
 	last    time.Time // the time of the last request decided
@@ -76,9 +76,12 @@ type replayer struct {
 	keys    map[string]*keyState // by storage key
 	unruled map[string]*keyState // by tenant, request line and key
 	routes  map[string]*RouteReport
-	expiry  queue[expiring]
-	done    queue[*completion]
-	seq     int64
+	// expiry holds, per window length (a rule's TTL, UnruledWindow), when
+	// states may be dropped. Every end is pushed at a log time x as x
+	// plus the length, and log times only grow, so each is in order.
+	expiry map[time.Duration]*fifo[expiring]
+	done   queue[*completion]
+	seq    int64
 
 	pairs    chan pairJob
 	analyzed chan struct{}
@@ -95,9 +98,9 @@ func newReplayer(ctx context.Context, pol *policy.Policy, opts *Options, inputs 
 		keys:    map[string]*keyState{},
 		unruled: map[string]*keyState{},
 		routes:  map[string]*RouteReport{},
+		expiry:  map[time.Duration]*fifo[expiring]{},
 		pairs:   make(chan pairJob, 1024),
-		waiting: queue[waiting]{less: waitingBefore},
-		expiry:  queue[expiring]{less: expiringBefore},
+		waiting: reorder{others: queue[waiting]{less: waitingBefore}},
 		done:    queue[*completion]{less: completionBefore},
 	}
 	if r.window <= 0 {
@@ -172,7 +175,7 @@ func (r *replayer) batch(b *batch) error {
 		if it.e.t.After(r.latest) {
 			r.latest = it.e.t
 		}
-		for !r.waiting.empty() && (r.latest.Sub(r.waiting.first().it.e.t) > r.window || r.waiting.Len() > r.maxWait) {
+		for r.waiting.len() > 0 && (r.latest.Sub(r.waiting.first().it.e.t) > r.window || r.waiting.len() > r.maxWait) {
 			if err := r.decide(r.waiting.pop()); err != nil {
 				return err
 			}
@@ -195,7 +198,7 @@ func (r *replayer) malformed(at pos, err error) error {
 // finish decides what waits, completes what runs, and computes the
 // report.
 func (r *replayer) finish() error {
-	for !r.waiting.empty() {
+	for r.waiting.len() > 0 {
 		if err := r.decide(r.waiting.pop()); err != nil {
 			r.abort()
 			return err
@@ -251,14 +254,16 @@ func (r *replayer) advance(t time.Time) error {
 		}
 	}
 	r.clock = t
-	for !r.expiry.empty() && !r.expiry.first().at.After(t) {
-		e := r.expiry.pop()
-		m := r.keys
-		if e.unruled {
-			m = r.unruled
-		}
-		if st := m[e.key]; st != nil && !st.expires.After(e.at) {
-			delete(m, e.key)
+	for _, q := range r.expiry {
+		for q.len() > 0 && !q.front().at.After(t) {
+			e := q.pop()
+			m := r.keys
+			if e.unruled {
+				m = r.unruled
+			}
+			if st := m[e.key]; st != nil && !st.expires.After(e.at) {
+				delete(m, e.key)
+			}
 		}
 	}
 	return nil
@@ -300,15 +305,12 @@ func (r *replayer) decide(w waiting) error {
 	if d.Reason == policy.ReasonMissingKey || d.Reason == policy.ReasonMalformedKey {
 		return nil
 	}
-	pk, _, err := it.rule.StorageKeys(it.req)
-	if err != nil {
-		return fmt.Errorf("audit: %s: %w", r.ref(w.at), err)
-	}
-	ks := r.keys[pk]
+	pk := it.pk
+	ks := r.live(r.keys, pk, t)
 	if ks == nil {
 		ks = &keyState{uses: 1, first: w.at}
 		r.keys[pk] = ks
-		r.extend(pk, ks, t.Add(it.rule.TTL()), false)
+		r.extend(pk, ks, t.Add(it.rule.TTL()), it.rule.TTL(), false)
 		rs.rep.Keys++
 	} else if ks.uses++; ks.uses == 2 {
 		rs.rep.KeysReused++
@@ -320,13 +322,14 @@ func (r *replayer) decide(w waiting) error {
 	from := ks
 	switch d.Reason {
 	case policy.ReasonRetry:
-		from = r.keys[d.StorageKey]
+		from = r.live(r.keys, d.StorageKey, t)
 	case policy.ReasonOtherRoute, policy.ReasonSpecChanged:
 		from = nil
 	}
-	if from != nil && from.creator != nil && (d.Reason == policy.ReasonMismatch || !bytes.Equal(from.creator.fr.Body, it.fr.Body)) {
+	snap := &snapshot{at: w.at, fr: it.own}
+	if from != nil && from.creator != nil && (d.Reason == policy.ReasonMismatch || !bytes.Equal(from.creator.fr.Body, it.own.Body)) {
 		select {
-		case r.pairs <- pairJob{an: rs.an, reason: d.Reason, a: from.creator, b: &snapshot{at: w.at, fr: it.fr}}:
+		case r.pairs <- pairJob{an: rs.an, reason: d.Reason, a: from.creator, b: snap}:
 		case <-r.ctx.Done():
 			return context.Cause(r.ctx)
 		}
@@ -337,13 +340,13 @@ func (r *replayer) decide(w waiting) error {
 	}
 	st := ks
 	if d.StorageKey != pk {
-		if st = r.keys[d.StorageKey]; st == nil {
+		if st = r.live(r.keys, d.StorageKey, t); st == nil {
 			st = &keyState{first: w.at}
 			r.keys[d.StorageKey] = st
 		}
 	}
-	st.creator = &snapshot{at: w.at, fr: rs.own(it.fr)}
-	r.extend(d.StorageKey, st, lifeEnd(&claim.Record), false)
+	st.creator = snap
+	r.extend(d.StorageKey, st, lifeEnd(&claim.Record), it.rule.TTL(), false)
 	status := it.e.status
 	if status == 0 {
 		status = rs.assumedStatus()
@@ -375,17 +378,34 @@ func (r *replayer) complete(c *completion) error {
 		return err
 	}
 	if st := r.keys[rec.StorageKey]; st != nil {
-		r.extend(rec.StorageKey, st, lifeEnd(&rec), false)
+		r.extend(rec.StorageKey, st, lifeEnd(&rec), c.rs.rule.TTL(), false)
 	}
 	return nil
 }
 
-// extend keeps st until end at least.
-func (r *replayer) extend(key string, st *keyState, end time.Time, unruled bool) {
+// live returns the state under key in m unless its window closed by t;
+// a closed one is dropped.
+func (r *replayer) live(m map[string]*keyState, key string, t time.Time) *keyState {
+	st := m[key]
+	if st != nil && !t.Before(st.expires) {
+		delete(m, key)
+		return nil
+	}
+	return st
+}
+
+// extend keeps st until end at least; window is the length of the
+// window that ends there.
+func (r *replayer) extend(key string, st *keyState, end time.Time, window time.Duration, unruled bool) {
 	end = end.Truncate(time.Microsecond) // as the store keeps times
 	if end.After(st.expires) {
 		st.expires = end
-		r.expiry.push(expiring{at: end, key: key, unruled: unruled})
+		q := r.expiry[window]
+		if q == nil {
+			q = &fifo[expiring]{}
+			r.expiry[window] = q
+		}
+		q.push(expiring{at: end, key: key, unruled: unruled})
 	}
 }
 
@@ -418,11 +438,11 @@ func (r *replayer) unruledRequest(w waiting) {
 	}
 	rr.Requests++
 	uk := it.req.Tenant + "\x00" + it.e.method + " " + it.e.url.Path + "\x00" + it.key
-	st := r.unruled[uk]
+	st := r.live(r.unruled, uk, it.e.t)
 	if st == nil {
 		st = &keyState{uses: 1, first: w.at}
 		r.unruled[uk] = st
-		r.extend(uk, st, it.e.t.Add(UnruledWindow), true)
+		r.extend(uk, st, it.e.t.Add(UnruledWindow), UnruledWindow, true)
 		rr.Keys++
 		return
 	}
@@ -449,14 +469,15 @@ func pathShape(p string) string {
 }
 
 // own returns a copy of fr that shares no memory with the batch it was
-// read in, holding only what the rule's spec reads.
-func (rs *ruleStats) own(fr fingerprint.Request) fingerprint.Request {
+// read in, holding only what the spec reads: the headers and query
+// parameters it names, and the body.
+func (sp *specNames) own(fr fingerprint.Request) fingerprint.Request {
 	out := fingerprint.Request{
 		Method: strings.Clone(fr.Method),
 		Path:   strings.Clone(fr.Path),
 		Body:   bytes.Clone(fr.Body),
 	}
-	for _, name := range rs.headers {
+	for _, name := range sp.headers {
 		if v := fr.Header.Values(name); len(v) > 0 {
 			if out.Header == nil {
 				out.Header = http.Header{}
@@ -466,15 +487,30 @@ func (rs *ruleStats) own(fr fingerprint.Request) fingerprint.Request {
 			}
 		}
 	}
-	if len(fr.Query) > 0 && len(rs.query) > 0 {
+	if len(fr.Query) > 0 && len(sp.query) > 0 {
 		out.Query = url.Values{}
-		for _, name := range rs.query {
+		for _, name := range sp.query {
 			for _, x := range fr.Query[name] {
 				out.Query.Add(strings.Clone(name), strings.Clone(x))
 			}
 		}
 	}
 	return out
+}
+
+// specNames are the headers, in canonical form, and the query parameters
+// that a rule's spec reads.
+type specNames struct {
+	headers, query []string
+}
+
+func newSpecNames(rule *policy.Rule) *specNames {
+	spec := rule.Fingerprinter().Spec()
+	sp := &specNames{query: spec.Query}
+	for _, h := range spec.Headers {
+		sp.headers = append(sp.headers, http.CanonicalHeaderKey(h))
+	}
+	return sp
 }
 
 // waiting is a request read and not decided yet.
@@ -499,6 +535,63 @@ type expiring struct {
 	at      time.Time
 	key     string
 	unruled bool
+}
+
+// fifo is a first-in first-out queue.
+type fifo[T any] struct {
+	items []T
+	head  int
+}
+
+func (f *fifo[T]) len() int { return len(f.items) - f.head }
+func (f *fifo[T]) front() T { return f.items[f.head] }
+func (f *fifo[T]) back() T  { return f.items[len(f.items)-1] }
+func (f *fifo[T]) push(x T) { f.items = append(f.items, x) }
+func (f *fifo[T]) pop() T {
+	var zero T
+	x := f.items[f.head]
+	f.items[f.head] = zero
+	f.head++
+	if f.head > 1024 && f.head*2 > len(f.items) { // reuse the space
+		f.items = f.items[:copy(f.items, f.items[f.head:])]
+		f.head = 0
+	}
+	return x
+}
+
+// reorder holds the requests read and not decided yet, earliest first:
+// those read in time order in a fifo, the others in a heap.
+type reorder struct {
+	inOrder fifo[waiting]
+	others  queue[waiting]
+}
+
+func (q *reorder) len() int { return q.inOrder.len() + q.others.Len() }
+
+func (q *reorder) push(w waiting) {
+	if q.inOrder.len() == 0 || !waitingBefore(w, q.inOrder.back()) {
+		q.inOrder.push(w)
+		return
+	}
+	q.others.push(w)
+}
+
+// first returns the earliest request; q must not be empty.
+func (q *reorder) first() waiting {
+	switch {
+	case q.others.empty():
+		return q.inOrder.front()
+	case q.inOrder.len() == 0 || waitingBefore(q.others.first(), q.inOrder.front()):
+		return q.others.first()
+	}
+	return q.inOrder.front()
+}
+
+func (q *reorder) pop() waiting {
+	if q.others.empty() || q.inOrder.len() > 0 && !waitingBefore(q.others.first(), q.inOrder.front()) {
+		return q.inOrder.pop()
+	}
+	return q.others.pop()
 }
 
 // queue is a priority queue: a container/heap of T ordered by less.
@@ -537,5 +630,3 @@ func completionBefore(a, b *completion) bool {
 	}
 	return a.seq < b.seq
 }
-
-func expiringBefore(a, b expiring) bool { return a.at.Before(b.at) }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -381,8 +380,6 @@ type ruleStats struct {
 	rep     RuleReport
 	answers map[Answer]int64
 	invalid map[string]int64
-	headers []string // the headers and query parameters the rule's spec reads
-	query   []string
 	an      *ruleAnalysis
 }
 
@@ -391,13 +388,9 @@ func (r *replayer) stats(rule *policy.Rule) *ruleStats {
 	if rs != nil {
 		return rs
 	}
-	spec := rule.Fingerprinter().Spec()
 	rs = &ruleStats{
 		rule: rule, answers: map[Answer]int64{}, invalid: map[string]int64{},
-		query: spec.Query, an: newRuleAnalysis(rule.Fingerprinter()),
-	}
-	for _, h := range spec.Headers {
-		rs.headers = append(rs.headers, http.CanonicalHeaderKey(h))
+		an: newRuleAnalysis(rule.Fingerprinter()),
 	}
 	rs.rep = RuleReport{
 		Pointer: rule.Pointer(), Route: rule.Route(), OnMismatch: rule.OnMismatch().String(),

@@ -201,8 +201,12 @@ type item struct {
 	rule *policy.Rule // nil: no rule governs the request
 	// For a governed request: the Request of the engine and the
 	// fingerprint.Request it was computed from, or why there is none.
-	req     policy.Request
-	fr      fingerprint.Request
+	req policy.Request
+	// own is what is kept of a request with a key: its
+	// fingerprint.Request, copied out of the batch; pk its primary
+	// storage key.
+	own     fingerprint.Request
+	pk      string
 	invalid string // non-empty: the request is answered with a 4xx problem, and why
 	status  int    // the 4xx of an invalid request
 	// defaultTenant: the request got DefaultTenant.
@@ -215,6 +219,15 @@ type parser struct {
 	pol        *policy.Policy
 	opts       *Options
 	keyHeaders []string // the key headers of the policy's rules, for requests no rule governs
+	specs      sync.Map // *policy.Rule → *specNames
+}
+
+func (p *parser) specNames(rule *policy.Rule) *specNames {
+	if sp, ok := p.specs.Load(rule); ok {
+		return sp.(*specNames)
+	}
+	sp, _ := p.specs.LoadOrStore(rule, newSpecNames(rule))
+	return sp.(*specNames)
 }
 
 func newParser(pol *policy.Policy, opts *Options) *parser {
@@ -311,7 +324,11 @@ func (p *parser) govern(it *item) {
 		it.invalid, it.status = invalidReason(err), http.StatusBadRequest
 		return
 	}
-	it.fr = fr
+	if !it.req.Fingerprint.IsZero() {
+		// What the decisions keep, prepared here, in parallel.
+		it.own = p.specNames(rule).own(fr)
+		it.pk, _, _ = rule.StorageKeys(it.req) // "" for a malformed key, which is decided without it
+	}
 }
 
 // newRequest is rule.NewRequest(tenant, fr) without the intent
