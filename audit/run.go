@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -337,12 +338,21 @@ func (p *parser) govern(it *item) {
 // Header names are in canonical form (entry.addHeader), so the values of
 // the key header are those of every spelling, as NewRequest collects them;
 // TestNewRequest checks that both agree.
+//
+// The tenant and the key are copied: records keep them, and they must not
+// hold on to the batch they were read in.
 func newRequest(rule *policy.Rule, tenant string, fr fingerprint.Request) (policy.Request, error) {
 	req := policy.Request{Tenant: tenant, Key: fr.Header.Values(rule.KeyHeader()), Path: fr.Path}
 	if len(req.Key) == 0 {
 		req.Key = nil
 		return req, nil
 	}
+	req.Tenant = strings.Clone(tenant)
+	keys := make([]string, len(req.Key))
+	for i, k := range req.Key {
+		keys[i] = strings.Clone(k)
+	}
+	req.Key = keys
 	var err error
 	req.Fingerprint, err = rule.Fingerprinter().Sum(fr)
 	return req, err
