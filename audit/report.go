@@ -311,13 +311,13 @@ func (rr *RuleReport) writeText(b *strings.Builder) {
 	if len(rr.Answers) > 0 {
 		b.WriteString("  answers\n")
 		for _, a := range rr.Answers {
-			fmt.Fprintf(b, "    %5d  %s\n", a.Requests, a.text())
+			fmt.Fprintf(b, "    %8d  %s\n", a.Requests, a.text())
 		}
 	}
 	if len(rr.Differences) > 0 {
 		b.WriteString("  what differs in mismatches (first record, mismatching request)\n")
 		for _, d := range rr.Differences {
-			fmt.Fprintf(b, "    %5d  %-24s %s\n", d.Mismatches, d.Path, refPair(d.Example[0], d.Example[1]))
+			fmt.Fprintf(b, "    %8d  %-24s %s\n", d.Mismatches, d.Path, refPair(d.Example[0], d.Example[1]))
 		}
 	}
 	if rr.Unanalysed > 0 {
@@ -326,7 +326,7 @@ func (rr *RuleReport) writeText(b *strings.Builder) {
 	if rr.Patch != nil {
 		b.WriteString("  suggested ignore entries (mismatches only it removes; pairs of one key in which it varies)\n")
 		for _, s := range rr.Suggestions {
-			fmt.Fprintf(b, "    %5d  %-24s varies in %d of %d\n", s.Removes, s.Ignore, s.Varies, s.Pairs)
+			fmt.Fprintf(b, "    %8d  %-24s varies in %d of %d\n", s.Removes, s.Ignore, s.Varies, s.Pairs)
 		}
 		spec, _ := json.Marshal(rr.Patch.Fingerprint)
 		fmt.Fprintf(b, "  patch: set %s to\n    %s\n  it turns %d of %d mismatches into retries\n", rr.Patch.Pointer, spec, rr.Patch.Removes, rr.Mismatches)
