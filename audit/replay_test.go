@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -142,5 +143,46 @@ func TestTenantHeader(t *testing.T) {
 	r := rep.Rules[0]
 	if r.Keys != 2 || r.Mismatches != 0 || r.Invalid != 1 || rep.TenantHeader != "X-Tenant" {
 		t.Errorf("keys %d, mismatches %d, invalid %d; want 2, 0, 1", r.Keys, r.Mismatches, r.Invalid)
+	}
+}
+
+// TestHostilePairs bounds the analysis: a mismatch that differs in
+// thousands of members, or very deep, is counted, not followed.
+func TestHostilePairs(t *testing.T) {
+	const pol = `{"rules": [{"route": "POST /p"}]}`
+	wide := func(v int) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range 5000 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"m%d":%d`, i, v+i)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	deep := func(v int) string {
+		return strings.Repeat(`{"a":`, 5000) + fmt.Sprint(v) + strings.Repeat("}", 5000)
+	}
+	req := func(at, body string) string {
+		return `{"time":"2025-01-06T09:00:0` + at + `Z","method":"POST","path":"/p","headers":{"Idempotency-Key":"k"},"body":` + body + `}`
+	}
+	for _, tc := range []struct {
+		name       string
+		a, b       string
+		unanalysed int64
+	}{
+		{"Wide", wide(0), wide(1), 1},
+		{"Deep", deep(0), deep(1), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := auditString(t, pol, jsonl(req("0", tc.a), req("1", tc.b)), audit.Options{})
+			r := rep.Rules[0]
+			if r.Mismatches != 1 || r.Unanalysed != tc.unanalysed || r.Patch != nil || len(r.Differences) > 64 {
+				t.Errorf("mismatches %d, unanalysed %d, patch %v, %d differences; want 1, %d, nil, at most 64",
+					r.Mismatches, r.Unanalysed, r.Patch, len(r.Differences), tc.unanalysed)
+			}
+		})
 	}
 }
