@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
@@ -46,6 +47,28 @@ type batch struct {
 	data  []byte
 	recs  []record
 	items []item // the workers' results, one per record
+	// waiting counts the items the merger holds to decide later.
+	waiting int
+}
+
+// batchPool keeps batches for reuse: once every request of a batch is
+// decided, nothing refers to its memory any more (what outlives the
+// decision, the state of a key and the records, is copied out of it).
+var batchPool = sync.Pool{New: func() any { return &batch{data: make([]byte, 0, batchBytes)} }}
+
+func newBatch(input int32, har bool) *batch {
+	b := batchPool.Get().(*batch)
+	b.input, b.har = input, har
+	b.data, b.recs, b.items, b.waiting = b.data[:0], b.recs[:0], b.items[:0], 0
+	return b
+}
+
+// release returns b to the pool when none of its requests waits.
+func (b *batch) release() {
+	if b.waiting == 0 && cap(b.data) <= 2*batchBytes {
+		clear(b.items)
+		batchPool.Put(b)
+	}
 }
 
 // record is a line or a HAR entry in a batch.
@@ -148,12 +171,12 @@ func (rd *reader) send(ctx context.Context, b *batch) (*batch, error) {
 			rd.progress(rd.read.Load())
 		}
 	}
-	return &batch{input: b.input, har: b.har, data: make([]byte, 0, batchBytes)}, nil
+	return newBatch(b.input, b.har), nil
 }
 
 // lines reads JSON Lines: one request a line; blank lines are skipped.
 func (rd *reader) lines(ctx context.Context, in int32, br *bufio.Reader) error {
-	b := &batch{input: in, data: make([]byte, 0, batchBytes)}
+	b := newBatch(in, false)
 	max := rd.opts.maxLine()
 	var num int64
 	var err error
@@ -237,7 +260,7 @@ func (rd *reader) harEntries(ctx context.Context, in int32, br *bufio.Reader) er
 	budget := &budgetReader{r: br, max: 2 * max, fail: tooLong}
 	dec := json.NewDecoder(budget)
 	bad := func(msg string) error { return &Error{Where: Ref{Input: name}, Err: &detail{ErrFormat, msg}} }
-	b := &batch{input: in, har: true, data: make([]byte, 0, batchBytes)}
+	b := newBatch(in, true)
 	var err error
 	entries := false
 	reset := func() { budget.n = 0 }

@@ -151,6 +151,7 @@ func (r *replayer) abort() {
 // batch takes the items of b, in log order, into the reordering heap and
 // decides those whose time has come.
 func (r *replayer) batch(b *batch) error {
+	b.waiting++ // held while its items are read
 	for i := range b.items {
 		it := &b.items[i]
 		at := pos{input: b.input, har: b.har, num: it.num}
@@ -171,7 +172,8 @@ func (r *replayer) batch(b *batch) error {
 			continue
 		}
 		r.arrival++
-		r.waiting.push(waiting{it: it, at: at, n: r.arrival})
+		b.waiting++
+		r.waiting.push(waiting{it: it, b: b, at: at, n: r.arrival})
 		if it.e.t.After(r.latest) {
 			r.latest = it.e.t
 		}
@@ -180,6 +182,9 @@ func (r *replayer) batch(b *batch) error {
 				return err
 			}
 		}
+	}
+	if b.waiting--; b.waiting == 0 {
+		b.release()
 	}
 	return nil
 }
@@ -272,6 +277,14 @@ func (r *replayer) advance(t time.Time) error {
 // decide gives one request to the engine, through store.Acquire, at its
 // time.
 func (r *replayer) decide(w waiting) error {
+	err := r.decideItem(w)
+	if w.b.waiting--; w.b.waiting == 0 && err == nil {
+		w.b.release()
+	}
+	return err
+}
+
+func (r *replayer) decideItem(w waiting) error {
 	it, t := w.it, w.it.e.t
 	if err := r.advance(t); err != nil {
 		return err
@@ -516,6 +529,7 @@ func newSpecNames(rule *policy.Rule) *specNames {
 // waiting is a request read and not decided yet.
 type waiting struct {
 	it *item
+	b  *batch // which holds it
 	at pos
 	n  int64 // order of reading, which breaks ties of time
 }

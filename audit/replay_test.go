@@ -1,10 +1,12 @@
 package audit_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemprint/idemprint/audit"
@@ -184,5 +186,40 @@ func TestHostilePairs(t *testing.T) {
 					r.Mismatches, r.Unanalysed, r.Patch, len(r.Differences), tc.unanalysed)
 			}
 		})
+	}
+}
+
+// TestWorkers audits a log of many batches with one worker and with
+// several: the reports are equal, whatever order the batches are parsed
+// in and however their memory is reused.
+func TestWorkers(t *testing.T) {
+	const pol = `{"defaults": {"methods": []}, "rules": [{"route": "POST /p", "ttl": "1m", "lease": "5s"}]}`
+	var b strings.Builder
+	for i := range 6000 {
+		at := time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * 50 * time.Millisecond)
+		key, amount, trace := i/3, i/3, i
+		if i%3 == 2 && i%7 == 0 {
+			amount++ // a real reuse
+		}
+		fmt.Fprintf(&b, `{"time":%q,"method":"POST","path":"/p","tenant":"t%d","headers":{"Idempotency-Key":"k%d"},"body":{"amount":%d,"traceId":"x%d"},"status":201,"duration":"80ms"}`+"\n",
+			at.Format(time.RFC3339Nano), key%5, key, amount, trace)
+	}
+	var want []byte
+	for _, workers := range []int{1, 2, 7} {
+		rep := auditString(t, pol, b.String(), audit.Options{Workers: workers})
+		var got bytes.Buffer
+		if err := rep.WriteJSON(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got.Bytes()
+			if rep.Rules[0].Patch == nil || rep.Rules[0].Keys != 2000 {
+				t.Fatalf("keys %d, patch %+v: want 2000 keys and a patch", rep.Rules[0].Keys, rep.Rules[0].Patch)
+			}
+			continue
+		}
+		if diff := cmp.Diff(string(want), got.String()); diff != "" {
+			t.Errorf("report with %d workers differs (-1 worker +%d):\n%s", workers, workers, diff)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,7 +259,7 @@ func (p *parser) batch(b *batch) {
 		// reader sent the batch, so it is read as a string in place.
 		text = unsafe.String(&b.data[0], len(b.data))
 	}
-	b.items = make([]item, len(b.recs))
+	b.items = slices.Grow(b.items[:0], len(b.recs))[:len(b.recs)]
 	for i, rec := range b.recs {
 		it := &b.items[i]
 		it.num = rec.num
