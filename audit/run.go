@@ -333,30 +333,25 @@ func (p *parser) govern(it *item) {
 	}
 }
 
-// newRequest is rule.NewRequest(tenant, fr) without the intent
-// projection, which only words the detail of a key-reuse problem, and
-// would cost a second pass over every body of a rule that stores intent.
-// Header names are in canonical form (entry.addHeader), so the values of
-// the key header are those of every spelling, as NewRequest collects them;
-// TestNewRequest checks that both agree.
-//
-// The tenant and the key are copied: records keep them, and they must not
-// hold on to the batch they were read in.
+// newRequest is rule.NewRequest(tenant, fr): what a server computes, the
+// same way. The tenant and the key are copied first: records keep them,
+// and they must not hold on to the batch they were read in.
 func newRequest(rule *policy.Rule, tenant string, fr fingerprint.Request) (policy.Request, error) {
-	req := policy.Request{Tenant: tenant, Key: fr.Header.Values(rule.KeyHeader()), Path: fr.Path}
-	if len(req.Key) == 0 {
-		req.Key = nil
-		return req, nil
+	name := rule.KeyHeader() // header names are in canonical form (entry.addHeader)
+	if values := fr.Header[name]; len(values) > 0 {
+		keys := make([]string, len(values))
+		for i, k := range values {
+			keys[i] = strings.Clone(k)
+		}
+		h := make(http.Header, len(fr.Header))
+		for k, v := range fr.Header {
+			h[k] = v
+		}
+		h[name] = keys
+		fr.Header = h
+		tenant = strings.Clone(tenant)
 	}
-	req.Tenant = strings.Clone(tenant)
-	keys := make([]string, len(req.Key))
-	for i, k := range req.Key {
-		keys[i] = strings.Clone(k)
-	}
-	req.Key = keys
-	var err error
-	req.Fingerprint, err = rule.Fingerprinter().Sum(fr)
-	return req, err
+	return rule.NewRequest(tenant, fr)
 }
 
 // invalidReason names the class of a fingerprinting error, without the
