@@ -15,6 +15,12 @@
 //	go test -run=^$ -bench=. -benchtime=1x ./...  # every benchmark once
 //	./ci.sh                                       # gofmt, vet and both of the above
 //	./run.sh                                      # interleaved rounds, benchstat, one table
+//	./audit.sh                                    # idemprint audit: throughput against Sum, peak RSS
+//
+// BenchmarkAudit audits a log that genlog writes (-audit.n requests, or the
+// file -audit.log) end to end and, in the same run, fingerprints the same
+// bodies with fingerprint.Sum on one core; both report bytes of bodies a
+// second. cmd/genlog writes such logs, of any size, from a fixed seed.
 //
 // BenchmarkPostgres (store/pgstore against raw statements, in reserve +
 // complete pairs per second) needs a database in IDEMPRINT_TEST_POSTGRES,

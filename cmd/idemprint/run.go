@@ -22,6 +22,7 @@ commands:
   fingerprint  compute the fingerprint of a request body
   lint         check a policy file
   explain      tell what a policy does with a second request that reuses a key
+  audit        replay a log of requests (JSON Lines or HAR) through a policy and report
   serve        run an idempotency proxy in front of any HTTP API
   version      print the version
   help         print this help
@@ -75,6 +76,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runLint(rest, stdout, stderr)
 	case "explain":
 		return runExplain(rest, stdout, stderr)
+	case "audit":
+		return runAudit(rest, stdin, stdout, stderr)
 	case "serve":
 		return runServe(rest, stderr)
 	case "version", "-version", "--version":
