@@ -171,7 +171,14 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if bin == "" {
 		bin = filepath.Join(tmp, "idemprint")
 		fmt.Fprintln(stderr, "building idemprint")
-		build := exec.Command("go", "build", "-o", bin, "github.com/idemprint/idemprint/cmd/idemprint")
+		// In the main module, with its own requirements: the bench module
+		// requires only what the packages it imports need.
+		root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/idemprint/idemprint").Output()
+		if err != nil {
+			return fail(fmt.Errorf("finding the idemprint module: %w", err))
+		}
+		build := exec.Command("go", "build", "-o", bin, "./cmd/idemprint")
+		build.Dir = strings.TrimSpace(string(root))
 		build.Stderr = stderr
 		if err := build.Run(); err != nil {
 			return fail(fmt.Errorf("building idemprint: %w", err))
