@@ -38,15 +38,17 @@ The policy is checked at start (problems are printed as "idemprint lint"
 prints them, and serve exits 2), and so is the store (exit 2 when it does
 not answer). With postgres://, the table idemprint_records and its
 functions are created when missing, ended records are swept every minute,
-and the pool has 32 connections unless the URL sets pool_max_conns. SIGHUP re-reads the policy and swaps it
-in only when it is valid; SIGTERM or SIGINT stops accepting connections,
-lets the requests under way finish and complete their records (at most
---shutdown-timeout), and exits 0 (1 when requests had to be cut).
+and the pool has 32 connections unless the URL sets pool_max_conns.
+
+SIGHUP re-reads the policy and swaps it in only when it is valid; SIGTERM
+or SIGINT stops accepting connections, lets the requests under way finish
+and complete their records (at most --shutdown-timeout), and exits 0 (1
+when requests had to be cut).
 
 An upstream that cannot be reached is a 502 problem and frees the key; one
-that fails after the request was sent (a timeout, a reset) is a 504 problem
-and the key stays reserved until the rule's lease lapses: the upstream may
-have executed it.
+that fails after the request was sent (silent past --upstream-timeout, a
+reset) is a 504 problem and the key stays reserved until the rule's lease
+lapses: the upstream may have executed it.
 
 The admin listener (--admin) serves /healthz, /readyz (the store answers)
 and /metrics (Prometheus).
@@ -226,10 +228,10 @@ func parseServe(args []string, stderr io.Writer) (cfg serveConfig, code int, sto
 	}
 	fs.StringVar(&cfg.policyFile, "policy", "", "the policy `FILE` (required)")
 	fs.StringVar(&cfg.upstream, "upstream", "", "the upstream's base `URL`, http or https (required)")
-	fs.StringVar(&cfg.listen, "listen", ":8080", "the `ADDR`ess the proxy listens on")
-	fs.StringVar(&cfg.admin, "admin", "", "the `ADDR`ess of /healthz, /readyz and /metrics (none when empty)")
+	fs.StringVar(&cfg.listen, "listen", ":8080", "`ADDR` the proxy listens on")
+	fs.StringVar(&cfg.admin, "admin", "", "`ADDR` of /healthz, /readyz and /metrics (none when empty)")
 	fs.StringVar(&cfg.store, "store", "memory", "the idempotency store: memory (one instance only), a redis:// or rediss:// URL, or a postgres:// URL (creates its table when missing)")
-	fs.StringVar(&cfg.redisCluster, "redis-cluster", "", "comma-separated `ADDR`esses of Redis Cluster nodes, instead of --store")
+	fs.StringVar(&cfg.redisCluster, "redis-cluster", "", "`ADDR,…` of Redis Cluster nodes, instead of --store")
 	fs.StringVar(&cfg.tenantHeader, "tenant-header", "", "the header `NAME` that carries a request's tenant; a request without it is answered 400")
 	fs.BoolVar(&cfg.singleTenant, "single-tenant", false, "every request belongs to one tenant (instead of --tenant-header)")
 	fs.DurationVar(&cfg.upstreamTimeout, "upstream-timeout", time.Minute, "the longest the upstream may stay silent during an exchange, to the end of its response (0: no bound); past it the outcome is unknown (504)")
