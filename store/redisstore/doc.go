@@ -31,9 +31,8 @@
 //	l  lease expiry, µs since the Unix epoch; "" for none
 //	e  expiry, µs since the Unix epoch; "" for none
 //	r  the payload: every other field of the record, store.AppendPayload
-//	n  present only on a reservation until its next write: the Reserve
-//	   call that wrote it (a random 8-byte part fixed per Store and a
-//	   counter)
+//	n  the Reserve call that wrote a reservation (a random 8-byte part
+//	   fixed per Store and a counter); "" once another write replaced it
 //
 // Times are below 2^53 µs (the year 2255) and generations at most 2^53,
 // where Lua's doubles are exact; a Write of anything outside is refused
@@ -44,7 +43,8 @@
 //
 // # Scripts
 //
-// Each script reads TIME once, loads the hashes it names with HMGET and
+// Each script reads TIME once, loads the hashes it names with HMGET (a key
+// of another type fails the script there, before anything is written) and
 // judges them at that time: a record whose life has ended (its time is
 // past both l and e) counts as no record, and a record binds exactly as
 // [policy.Record.Binds] says.
@@ -65,7 +65,8 @@
 //     there (generation, state, times and payload); otherwise it writes
 //     only if the live record's generation is the written one minus 1 (no
 //     record counts as 0) and the guard holds at TIME, and replaces every
-//     field, clearing the nonce.
+//     field, clearing the nonce. The caller passes the end of the record's
+//     life, computed from the record's own times.
 //   - Read returns the live record; Delete deletes the key and reports
 //     whether it held a live or corrupt record.
 //
@@ -96,7 +97,8 @@
 // records, and a request then executes twice; at maxmemory, writes fail
 // with [store.ErrFull] and reads go on), and persistence (AOF) if records
 // must survive a restart. Redis 5.0 or later (scripts replicated by their
-// effects, HSET of several fields); tested with 7.0.
+// effects, HSET of several fields), a 64-bit build (the scripts format
+// µs with Lua's %d, a C long); tested with 7.0.
 //
 // # Round trips
 //

@@ -16,6 +16,8 @@ import (
 //     the server, not the caller's deadline;
 //   - [store.ErrFull] for an OOM reply: the server reached maxmemory and
 //     refuses writes (with the noeviction policy the package requires);
+//   - [store.ErrCorrupt] for WRONGTYPE: a script found a key of the store
+//     that is not a hash (before it wrote anything);
 //   - [store.ErrUnavailable] for everything else: network faults, a
 //     closed client, a full pool, and error replies of a server that
 //     cannot serve now (LOADING, READONLY, MASTERDOWN, CLUSTERDOWN,
@@ -34,6 +36,8 @@ func classify(ctx context.Context, op, storageKey string, err error) error {
 		return unexpected(op, storageKey)
 	case redis.HasErrorPrefix(err, "OOM"):
 		e.Kind = store.ErrFull
+	case redis.HasErrorPrefix(err, "WRONGTYPE"):
+		e.Kind = store.ErrCorrupt // a key of the store that is not a hash
 	}
 	return e
 }

@@ -1,13 +1,18 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/policy"
 	"github.com/idemprint/idemprint/store"
 	"github.com/redis/go-redis/v9"
@@ -41,6 +46,7 @@ func TestClassify(t *testing.T) {
 		{"Reply/OOM", live, replyError("OOM command not allowed when used memory > 'maxmemory'."), store.ErrFull},
 		{"Reply/Loading", live, replyError("LOADING Redis is loading the dataset in memory"), store.ErrUnavailable},
 		{"Reply/ReadOnly", live, replyError("READONLY You can't write against a read only replica."), store.ErrUnavailable},
+		{"Reply/WrongType", live, replyError("WRONGTYPE Operation against a key holding the wrong kind of value script: 36a6, on @user_script:1."), store.ErrCorrupt},
 		{"Reply/ClusterDown", live, replyError("CLUSTERDOWN The cluster is down"), store.ErrUnavailable},
 		{"Reply/ScriptError", live, replyError("ERR user_script:1: Script attempted to access nonexistent global variable"), store.ErrUnavailable},
 		{"Reply/NoPermission", live, replyError("NOPERM this user has no permissions to run the 'evalsha' command"), store.ErrUnavailable},
@@ -127,12 +133,13 @@ func TestRecordReply(t *testing.T) {
 		want  error
 	}{
 		{"None", int64(0), nil},
-		{"Record", []any{"7", "2", "", "1796055276929540", payload}, nil},
+		{"Record", []any{"7", "2", "", "1796055276929540", payload, nil}, nil},
+		{"Reservation", []any{"7", "1", "1796055276929540", "1796055276929540", payload, "nonce"}, nil},
 		{"NotATable", "x", store.ErrUnavailable},
-		{"ShortTable", []any{"1", "1", "", ""}, store.ErrUnavailable},
-		{"StateNotString", []any{"1", int64(1), "", "", "p"}, store.ErrCorrupt},
-		{"BadGeneration", []any{"0", "1", "", "", "p"}, store.ErrCorrupt},
-		{"BadPayload", []any{"1", "1", "", "", "not a payload"}, store.ErrCorrupt},
+		{"ShortTable", []any{"1", "1", "", "", payload}, store.ErrUnavailable},
+		{"StateNotString", []any{"1", int64(1), "", "", "p", nil}, store.ErrCorrupt},
+		{"BadGeneration", []any{"0", "1", "", "", "p", nil}, store.ErrCorrupt},
+		{"BadPayload", []any{"1", "1", "", "", "not a payload", nil}, store.ErrCorrupt},
 	} {
 		rec, err := record("read", "sk", tc.reply)
 		if tc.want == nil {
@@ -143,6 +150,31 @@ func TestRecordReply(t *testing.T) {
 		}
 		if rec != nil || !errors.Is(err, tc.want) {
 			t.Errorf("%s: record = %v, %v; want %v", tc.name, rec, err, tc.want)
+		}
+	}
+}
+
+// appendPayload allocates once: payloadBound bounds the payload.
+func TestAppendPayloadOnce(t *testing.T) {
+	fp, err := fingerprint.Compile(fingerprint.Spec{Intent: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := fp.Sum(fingerprint.Request{Method: "POST", Path: "/p", Body: []byte(`{"a":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	many := http.Header{}
+	for i := range 300 {
+		many[strconv.Itoa(i)] = []string{"", "v"}
+	}
+	for _, rec := range []*policy.Record{
+		{},
+		{Tenant: "t", Key: "k", Route: "POST /p", Fingerprint: sum, SpecDigest: strings.Repeat("d", 64), Intent: []byte{}, Status: 999},
+		{Fingerprint: sum, Header: many, Body: make([]byte, 1<<20)},
+	} {
+		if p, want := appendPayload(rec), store.AppendPayload(nil, rec); !bytes.Equal(p, want) || len(want) > payloadBound(rec) {
+			t.Errorf("appendPayload: %d bytes, equal %v, bound %d", len(want), bytes.Equal(p, want), payloadBound(rec))
 		}
 	}
 }

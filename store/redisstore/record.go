@@ -18,8 +18,27 @@ const (
 	fieldLeaseExpiry = "l"
 	fieldExpiresAt   = "e"
 	fieldPayload     = "r" // store.AppendPayload
-	fieldNonce       = "n" // the Reserve call that wrote a reservation
+	fieldNonce       = "n" // the Reserve call that wrote a reservation, "" after a write
 )
+
+// appendPayload returns the payload of rec in a buffer allocated once.
+func appendPayload(rec *policy.Record) []byte {
+	return store.AppendPayload(make([]byte, 0, payloadBound(rec)), rec)
+}
+
+// payloadBound bounds the length of rec's payload: the fields' lengths,
+// a varint of at most 10 bytes per field and per header entry, and room
+// for the version, the fingerprint's text and the checksum.
+func payloadBound(rec *policy.Record) int {
+	n := 256 + len(rec.Tenant) + len(rec.Key) + len(rec.Route) + len(rec.SpecDigest) + len(rec.Intent) + len(rec.Body)
+	for name, values := range rec.Header {
+		n += 20 + len(name)
+		for _, v := range values {
+			n += 10 + len(v)
+		}
+	}
+	return n
+}
 
 // formatTime returns t as a time field, and false when the store cannot
 // keep it: before 1970 or from 2^53 µs on.
@@ -84,14 +103,15 @@ func generation(v any) (uint64, bool) {
 var errFields = errors.New("hash fields do not parse")
 
 // record builds the record stored under storageKey from a script's reply:
-// 0 for none, or {g, s, l, e, r}. Fields that do not parse or a payload
-// that does not decode are an error wrapping [store.ErrCorrupt].
+// 0 for none, or its fields {g, s, l, e, r, n}, the nonce ignored. Fields
+// that do not parse or a payload that does not decode are an error
+// wrapping [store.ErrCorrupt].
 func record(op, storageKey string, v any) (*policy.Record, error) {
 	if v == int64(0) {
 		return nil, nil
 	}
 	f, ok := v.([]any)
-	if !ok || len(f) != 5 {
+	if !ok || len(f) != 6 {
 		return nil, unexpected(op, storageKey)
 	}
 	rec := &policy.Record{StorageKey: storageKey}

@@ -142,7 +142,7 @@ func (s *Store) Reserve(ctx context.Context, r store.Reservation) (store.Outcome
 	if r.NewIdentity != "" {
 		keys = append(keys, s.Key(r.NewIdentity))
 	}
-	payload := store.AppendPayload(nil, &r.Record)
+	payload := appendPayload(&r.Record)
 	reply, err := reserveScript.Run(ctx, s.client, keys,
 		int64(r.Lease/time.Microsecond), int64(r.TTL/time.Microsecond), payload, s.nonce()).Slice()
 	if err != nil {
@@ -215,14 +215,22 @@ func (s *Store) Write(ctx context.Context, rec policy.Record, guard store.Guard)
 	if !okl || !oke {
 		return &store.Error{Op: op, StorageKey: sk, Kind: store.ErrInvalid, Err: errTimeRange}
 	}
+	// The end of the record's life, in µs (-1: the zero time) and in ms
+	// rounded up, for PEXPIREAT.
+	end := int64(-1)
+	for _, t := range []time.Time{rec.LeaseExpiry, rec.ExpiresAt} {
+		if !t.IsZero() {
+			end = max(end, t.UnixMicro())
+		}
+	}
 	keys := []string{s.Key(sk)}
 	if guard.StorageKey != "" {
 		keys = append(keys, s.Key(guard.StorageKey))
 	}
 	reply, err := writeScript.Run(ctx, s.client, keys,
 		strconv.FormatUint(rec.Generation, 10), strconv.FormatUint(rec.Generation-1, 10),
-		strconv.Itoa(int(rec.State)), l, e, store.AppendPayload(nil, &rec),
-		strconv.FormatUint(guard.Generation, 10)).Int64()
+		strconv.Itoa(int(rec.State)), l, e, appendPayload(&rec),
+		strconv.FormatUint(guard.Generation, 10), end, max(0, (end+999)/1000)).Int64()
 	if err != nil {
 		return classify(ctx, op, sk, err)
 	}
