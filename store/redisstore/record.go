@@ -10,17 +10,6 @@ import (
 	"github.com/idemprint/idemprint/store"
 )
 
-// The hash fields of a record. Times are decimal µs since the epoch, ""
-// for the zero time; the generation and the state are decimal.
-const (
-	fieldGeneration  = "g"
-	fieldState       = "s"
-	fieldLeaseExpiry = "l"
-	fieldExpiresAt   = "e"
-	fieldPayload     = "r" // store.AppendPayload
-	fieldNonce       = "n" // the Reserve call that wrote a reservation, "" after a write
-)
-
 // appendPayload returns the payload of rec in a buffer allocated once.
 func appendPayload(rec *policy.Record) []byte {
 	return store.AppendPayload(make([]byte, 0, payloadBound(rec)), rec)

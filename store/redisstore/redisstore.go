@@ -33,7 +33,8 @@ type Options struct {
 // Store is a [store.Store] kept in Redis: one node, Sentinel or Cluster,
 // through any [redis.UniversalClient]. It also implements [store.Pinger]
 // and [store.TenantPurger]. A Store is safe for concurrent use, by
-// goroutines and by processes sharing the Redis deployment.
+// goroutines and by processes sharing the Redis deployment. The zero
+// value has no client: create a Store with [New].
 type Store struct {
 	client    redis.UniversalClient
 	prefix    string
