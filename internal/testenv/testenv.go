@@ -8,6 +8,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -37,10 +38,27 @@ func Lookup(t testing.TB, name, example string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
 	}
-	msg := "set " + name + "=" + example + " to run this test against a real server (.ci/run does)"
+	missing(t, "set "+name+"="+example+" to run this test against a real server (.ci/run does)")
+	return ""
+}
+
+// LookPath returns the path of the executable file, looked up in PATH as
+// [exec.LookPath] does, for a test that runs its own server; or skips the
+// test (fails it when IDEMPRINT_TEST_REQUIRE=1) with a one-line hint
+// naming the package that provides it.
+func LookPath(t testing.TB, file, pkg string) string {
+	t.Helper()
+	if p, err := exec.LookPath(file); err == nil {
+		return p
+	}
+	missing(t, "install "+pkg+" (for "+file+") to run this test (.ci/run does)")
+	return ""
+}
+
+func missing(t testing.TB, msg string) {
+	t.Helper()
 	if os.Getenv(Require) == "1" {
 		t.Fatal(msg + "; " + Require + "=1 forbids skipping")
 	}
 	t.Skip(msg)
-	return ""
 }

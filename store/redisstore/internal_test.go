@@ -1,0 +1,180 @@
+package redisstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/policy"
+	"github.com/idemprint/idemprint/store"
+	"github.com/redis/go-redis/v9"
+)
+
+// replyError is an error reply of a server, as go-redis reports one.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+func (replyError) RedisError()     {}
+
+func TestClassify(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	live := context.Background()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want error
+	}{
+		{"Context/Canceled", canceled, io.EOF, context.Canceled},
+		{"Context/Deadline", expired, &net.OpError{Op: "read", Err: errors.New("i/o timeout")}, context.DeadlineExceeded},
+		{"Context/ClientTimeoutIsAFault", live, context.DeadlineExceeded, store.ErrUnavailable},
+		{"Network/EOF", live, io.EOF, store.ErrUnavailable},
+		{"Network/Refused", live, &net.OpError{Op: "dial", Err: errors.New("connection refused")}, store.ErrUnavailable},
+		{"Client/Closed", live, redis.ErrClosed, store.ErrUnavailable},
+		{"Client/PoolTimeout", live, redis.ErrPoolTimeout, store.ErrUnavailable},
+		{"Reply/OOM", live, replyError("OOM command not allowed when used memory > 'maxmemory'."), store.ErrFull},
+		{"Reply/Loading", live, replyError("LOADING Redis is loading the dataset in memory"), store.ErrUnavailable},
+		{"Reply/ReadOnly", live, replyError("READONLY You can't write against a read only replica."), store.ErrUnavailable},
+		{"Reply/WrongType", live, replyError("WRONGTYPE Operation against a key holding the wrong kind of value script: 36a6, on @user_script:1."), store.ErrCorrupt},
+		{"Reply/ClusterDown", live, replyError("CLUSTERDOWN The cluster is down"), store.ErrUnavailable},
+		{"Reply/ScriptError", live, replyError("ERR user_script:1: Script attempted to access nonexistent global variable"), store.ErrUnavailable},
+		{"Reply/NoPermission", live, replyError("NOPERM this user has no permissions to run the 'evalsha' command"), store.ErrUnavailable},
+		{"Nil", live, redis.Nil, store.ErrUnavailable},
+	} {
+		err := classify(tc.ctx, "write", "sk", tc.err)
+		var se *store.Error
+		if !errors.As(err, &se) || se.Op != "write" || se.StorageKey != "sk" {
+			t.Errorf("%s: classify = %#v, want a *store.Error of op write and key sk", tc.name, err)
+			continue
+		}
+		if se.Kind != tc.want {
+			t.Errorf("%s: Kind = %v, want %v", tc.name, se.Kind, tc.want)
+		}
+		if tc.err != redis.Nil && !errors.Is(err, tc.err) {
+			t.Errorf("%s: %v does not wrap go-redis's error %v", tc.name, err, tc.err)
+		}
+	}
+}
+
+// The fields the scripts accept are exactly those Go accepts.
+func TestFields(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		time bool // a valid time field
+		gen  bool // a valid generation field
+	}{
+		{"", true, false},
+		{"0", true, false},
+		{"1", true, true},
+		{"1796055276929540", true, true},
+		{"9007199254740991", true, true},
+		{"9007199254740992", false, true}, // 2^53: the last generation, no time
+		{"9007199254740993", false, false},
+		{"10000000000000000", false, false},
+		{"01", false, false},
+		{"-1", false, false},
+		{"+1", false, false},
+		{"1e6", false, false},
+		{" 1", false, false},
+		{"1.0", false, false},
+		{"0x10", false, false},
+	} {
+		if _, ok := parseTime(tc.in); ok != tc.time {
+			t.Errorf("parseTime(%q) ok = %v, want %v", tc.in, ok, tc.time)
+		}
+		if _, ok := generation(tc.in); ok != tc.gen {
+			t.Errorf("generation(%q) ok = %v, want %v", tc.in, ok, tc.gen)
+		}
+	}
+	for _, tc := range []struct {
+		t    time.Time
+		want string
+		ok   bool
+	}{
+		{time.Time{}, "", true},
+		{time.Unix(0, 0), "0", true},
+		{time.Unix(1, 999), "1000000", true},
+		{time.Date(2026, 11, 30, 0, 0, 0, 1500, time.FixedZone("x", 3600)), "1795993200000001", true},
+		{time.Unix(0, -1), "", false},
+		{time.UnixMicro(1<<53 - 1), "9007199254740991", true},
+		{time.UnixMicro(1 << 53), "", false},
+	} {
+		got, ok := formatTime(tc.t)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("formatTime(%v) = %q, %v; want %q, %v", tc.t, got, ok, tc.want, tc.ok)
+		}
+		if ok {
+			back, _ := parseTime(got)
+			if !back.Equal(tc.t.Truncate(time.Microsecond)) {
+				t.Errorf("parseTime(formatTime(%v)) = %v", tc.t, back)
+			}
+		}
+	}
+}
+
+// Replies of another shape than the scripts return are ErrUnavailable,
+// fields that do not parse ErrCorrupt.
+func TestRecordReply(t *testing.T) {
+	payload := string(store.AppendPayload(nil, &policy.Record{Tenant: "acme", Status: 201}))
+	for _, tc := range []struct {
+		name  string
+		reply any
+		want  error
+	}{
+		{"None", int64(0), nil},
+		{"Record", []any{"7", "2", "", "1796055276929540", payload, nil}, nil},
+		{"Reservation", []any{"7", "1", "1796055276929540", "1796055276929540", payload, "nonce"}, nil},
+		{"NotATable", "x", store.ErrUnavailable},
+		{"ShortTable", []any{"1", "1", "", "", payload}, store.ErrUnavailable},
+		{"StateNotString", []any{"1", int64(1), "", "", "p", nil}, store.ErrCorrupt},
+		{"BadGeneration", []any{"0", "1", "", "", "p", nil}, store.ErrCorrupt},
+		{"BadPayload", []any{"1", "1", "", "", "not a payload", nil}, store.ErrCorrupt},
+	} {
+		rec, err := record("read", "sk", tc.reply)
+		if tc.want == nil {
+			if err != nil || (rec == nil) != (tc.reply == int64(0)) {
+				t.Errorf("%s: record = %v, %v", tc.name, rec, err)
+			}
+			continue
+		}
+		if rec != nil || !errors.Is(err, tc.want) {
+			t.Errorf("%s: record = %v, %v; want %v", tc.name, rec, err, tc.want)
+		}
+	}
+}
+
+// appendPayload allocates once: payloadBound bounds the payload.
+func TestAppendPayloadOnce(t *testing.T) {
+	fp, err := fingerprint.Compile(fingerprint.Spec{Intent: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := fp.Sum(fingerprint.Request{Method: "POST", Path: "/p", Body: []byte(`{"a":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	many := http.Header{}
+	for i := range 300 {
+		many[strconv.Itoa(i)] = []string{"", "v"}
+	}
+	for _, rec := range []*policy.Record{
+		{},
+		{Tenant: "t", Key: "k", Route: "POST /p", Fingerprint: sum, SpecDigest: strings.Repeat("d", 64), Intent: []byte{}, Status: 999},
+		{Fingerprint: sum, Header: many, Body: make([]byte, 1<<20)},
+	} {
+		if p, want := appendPayload(rec), store.AppendPayload(nil, rec); !bytes.Equal(p, want) || len(want) > payloadBound(rec) {
+			t.Errorf("appendPayload: %d bytes, equal %v, bound %d", len(want), bytes.Equal(p, want), payloadBound(rec))
+		}
+	}
+}
