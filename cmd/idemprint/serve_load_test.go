@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -583,4 +584,75 @@ func TestServeLoadPostgres(t *testing.T) {
 		took := lr.run()
 		loadReport(t, fmt.Sprintf("PostgreSQL, %d backends of the instances terminated at a third of the keys", terminated), lr, c.led, took, f)
 	})
+}
+
+// TestServeLoadRedis runs three instances sharing a Redis server: the
+// shared one for the exactly-once, kill and upstream runs, and one the
+// test starts on a free port, with an append-only file synced at every
+// write, for the store restart: it is killed (SIGKILL) at a third of the
+// keys and started again 500 ms later on the same port and file.
+func TestServeLoadRedis(t *testing.T) {
+	requireLoad(t)
+	redisURL := testenv.Lookup(t, testenv.Redis, "redis://127.0.0.1:6379/0")
+	loadStoreSuite(t, "Redis", 3, []string{"--store", redisURL})
+	t.Run("StoreRestart", func(t *testing.T) {
+		srv := startRedis(t)
+		c := startCluster(t, 3, []string{"--store", "redis://" + srv.addr + "/0"}, 100*time.Millisecond)
+		lr := newLoadRun(runTenant("Redis"), c.bases(), true)
+		f := &fault{name: "Redis killed and started again 500 ms later", noRepeat: true}
+		f.inject(lr, func() {
+			srv.kill()
+			time.Sleep(500 * time.Millisecond)
+			srv.start(t)
+		})
+		took := lr.run()
+		loadReport(t, "Redis, the server killed (SIGKILL) and restarted at a third of the keys", lr, c.led, took, f)
+	})
+}
+
+// redisServer is a redis-server the test runs, whose records survive a
+// restart.
+type redisServer struct {
+	bin, addr, dir string
+	cmd            *exec.Cmd
+}
+
+func startRedis(t *testing.T) *redisServer {
+	t.Helper()
+	s := &redisServer{bin: testenv.LookPath(t, "redis-server", "redis-server"), dir: t.TempDir()}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = ln.Addr().String()
+	ln.Close()
+	s.start(t)
+	t.Cleanup(s.kill)
+	return s
+}
+
+func (s *redisServer) start(t *testing.T) {
+	_, port, _ := net.SplitHostPort(s.addr)
+	s.cmd = exec.Command(s.bin, "--bind", "127.0.0.1", "--port", port, "--dir", s.dir,
+		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no", "--logfile", "")
+	if err := s.cmd.Start(); err != nil {
+		t.Error(err)
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", s.addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("redis-server did not listen on %s", s.addr)
+}
+
+func (s *redisServer) kill() {
+	if s.cmd != nil && s.cmd.ProcessState == nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	}
 }

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemprint/idemprint/internal/testenv"
 )
 
 // servePolicy governs POST /pay; servePolicyV2 also rejects a reuse of a
@@ -397,4 +399,52 @@ func TestServeShutdownTimeout(t *testing.T) {
 		t.Errorf("serve exited with %v, want status 1; log:\n%s", err, logs.String())
 	}
 	logs.find(t, "shutdown timed out: cutting the requests under way; their keys stay reserved until their leases lapse", 0)
+}
+
+// A store that does not answer at start is a usage error, said plainly.
+func TestServeStoreDown(t *testing.T) {
+	pol := writeTemp(t, "policy.json", servePolicy)
+	for _, store := range []string{"redis://127.0.0.1:1/0", "postgres://postgres@127.0.0.1:1/test?sslmode=disable"} {
+		got := runCLI([]string{"serve", "--policy", pol, "--upstream", "http://127.0.0.1:1", "--single-tenant",
+			"--listen", "127.0.0.1:0", "--store", store, "--store-timeout", "1s"}, "")
+		if got.Code != exitUsage || !strings.Contains(got.Stderr, "idemprint: store "+store+": store: ") {
+			t.Errorf("serve --store %s = %d %q, want status 2 naming the store", store, got.Code, got.Stderr)
+		}
+	}
+}
+
+// serve runs against a Redis Cluster given by its nodes.
+func TestServeRedisCluster(t *testing.T) {
+	nodes := testenv.Lookup(t, testenv.RedisCluster, "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003")
+	up := newCountingUpstream(t)
+	pol := writeTemp(t, "policy.json", servePolicy)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs logLines
+	done := make(chan int, 1)
+	go func() {
+		done <- serve(ctx, []string{"--policy", pol, "--upstream", up.URL, "--tenant-header", "X-Account",
+			"--listen", "127.0.0.1:0", "--log-format", "json", "--redis-cluster", nodes}, &logs, nil)
+	}()
+	serving, _ := logs.find(t, "serving", 0)
+	base := "http://" + serving["listen"].(string)
+	tenant := fmt.Sprintf("cluster-%d", time.Now().UnixNano())
+	for i, want := range []string{`{"execution":1}`, `{"execution":1}`} {
+		req, _ := http.NewRequest("POST", base+"/pay", strings.NewReader(`{"amount":1}`))
+		req.Header.Set("Idempotency-Key", "k")
+		req.Header.Set("X-Account", tenant)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 201 || string(b) != want {
+			t.Errorf("request %d = %d %s, want 201 %s", i, resp.StatusCode, b, want)
+		}
+	}
+	cancel()
+	if code := <-done; code != exitOK || up.execs.Load() != 1 {
+		t.Errorf("serve = %d after %d executions, want 0 after 1", code, up.execs.Load())
+	}
 }

@@ -3,22 +3,66 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/idemprint/idemprint/store"
 	"github.com/idemprint/idemprint/store/pgstore"
+	"github.com/idemprint/idemprint/store/redisstore"
 )
 
-// Until the Redis backend is merged.
-var errNotBuilt = errors.New("sidecar: this store is not built in yet")
+// openRedis connects to the Redis server of a redis:// or rediss:// URL,
+// in go-redis's form (redis://[[user]:password@]host[:port][/db]).
+func openRedis(spec string, log *slog.Logger) (store.Store, func(), error) {
+	setRedisLogger(log)
+	opts, err := redis.ParseURL(spec)
+	if err != nil {
+		return nil, nil, errors.Join(ErrStoreSpec, err)
+	}
+	opts.ContextTimeoutEnabled = true // a request's deadline bounds its calls
+	return newRedis(redis.NewClient(opts))
+}
 
-func openRedis(string) (store.Store, func(), error) { return nil, nil, errNotBuilt }
-func openRedisCluster([]string) (store.Store, func(), error) {
-	return nil, nil, errNotBuilt
+// openRedisCluster connects to the Redis Cluster of which addrs are nodes.
+func openRedisCluster(addrs []string, log *slog.Logger) (store.Store, func(), error) {
+	setRedisLogger(log)
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, nil, errors.Join(ErrStoreSpec, errors.New("sidecar: a Redis Cluster node is host:port, not "+strconv.Quote(a)))
+		}
+	}
+	return newRedis(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true}))
+}
+
+// setRedisLogger sends go-redis's own messages (failed dials while the
+// server is down) to log, at warn level, instead of its default logger's
+// plain lines on stderr. go-redis has one logger per process.
+func setRedisLogger(log *slog.Logger) {
+	if log != nil {
+		redis.SetLogger(redisLogger{log})
+	}
+}
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.LogAttrs(ctx, slog.LevelWarn, fmt.Sprintf(format, v...))
+}
+
+func newRedis(client redis.UniversalClient) (store.Store, func(), error) {
+	st, err := redisstore.New(client, redisstore.Options{})
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return st, func() { client.Close() }, nil
 }
 
 // postgresApp is the application_name of the sidecar's connections unless

@@ -31,7 +31,7 @@ func Open(ctx context.Context, spec string, cluster []string, log *slog.Logger) 
 		if spec != "" && spec != "memory" {
 			return nil, nil, errors.Join(ErrStoreSpec, errors.New("sidecar: a Redis Cluster and a store URL are exclusive"))
 		}
-		return openRedisCluster(cluster)
+		return openRedisCluster(cluster, log)
 	}
 	if spec == "" || spec == "memory" {
 		m, err := store.NewMemory(store.MemoryOptions{})
@@ -43,7 +43,7 @@ func Open(ctx context.Context, spec string, cluster []string, log *slog.Logger) 
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "redis", "rediss":
-		return openRedis(spec)
+		return openRedis(spec, log)
 	case "postgres", "postgresql":
 		return openPostgres(ctx, spec, log)
 	}
