@@ -23,6 +23,7 @@ type holder struct {
 	ctx    context.Context // not canceled by the client leaving
 	period time.Duration   // a third of the lease
 	due    time.Time       // the next renewal; guarded by m.renewals.mu
+	index  int             // in m.renewals.holders; guarded by m.renewals.mu
 
 	mu        sync.Mutex
 	cur       policy.Record // the reservation as last written
@@ -90,7 +91,7 @@ func (h *holder) stop() {
 // is renewed at most halfway through.
 type renewals struct {
 	mu      sync.Mutex
-	holders map[*holder]struct{}
+	holders []*holder // each knows its index
 	tick    time.Duration
 	running bool
 }
@@ -101,11 +102,9 @@ const minTick = 5 * time.Millisecond
 func (rs *renewals) add(h *holder) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if rs.holders == nil {
-		rs.holders = make(map[*holder]struct{})
-	}
 	h.due = time.Now().Add(h.period)
-	rs.holders[h] = struct{}{}
+	h.index = len(rs.holders)
+	rs.holders = append(rs.holders, h)
 	if t := max(h.period/2, minTick); rs.tick == 0 || t < rs.tick {
 		rs.tick = t // the loop picks it up within its current tick
 	}
@@ -117,7 +116,11 @@ func (rs *renewals) add(h *holder) {
 
 func (rs *renewals) remove(h *holder) {
 	rs.mu.Lock()
-	delete(rs.holders, h)
+	last := len(rs.holders) - 1
+	moved := rs.holders[last]
+	rs.holders[h.index], moved.index = moved, h.index
+	rs.holders[last] = nil
+	rs.holders = rs.holders[:last]
 	rs.mu.Unlock()
 }
 
@@ -142,7 +145,7 @@ func (rs *renewals) loop() {
 		}
 		now := time.Now()
 		due = due[:0]
-		for h := range rs.holders {
+		for _, h := range rs.holders {
 			if !now.Before(h.due) {
 				h.due = now.Add(h.period)
 				due = append(due, h)

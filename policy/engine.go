@@ -649,24 +649,23 @@ func (r *Rule) storedHeader(h http.Header) http.Header {
 		return nil
 	}
 	var named []string // by Connection, in canonical form
-	for k, vs := range h {
-		if http.CanonicalHeaderKey(k) != "Connection" {
-			continue
-		}
-		for _, v := range vs {
-			for t := range strings.SplitSeq(v, ",") {
-				if t = strings.Trim(t, " \t"); t != "" {
-					named = append(named, http.CanonicalHeaderKey(t))
-				}
-			}
-		}
-	}
-	keep := func(k string) bool { return r.StoresHeader(k) && !slices.Contains(named, http.CanonicalHeaderKey(k)) }
 	n, nv := 0, 0
 	for k, vs := range h {
-		if keep(k) {
-			n, nv = n+1, nv+len(vs)
+		if k == "Connection" || strings.EqualFold(k, "Connection") {
+			for _, v := range vs {
+				for t := range strings.SplitSeq(v, ",") {
+					if t = strings.Trim(t, " \t"); t != "" {
+						named = append(named, http.CanonicalHeaderKey(t))
+					}
+				}
+			}
+			continue // never stored
 		}
+		n, nv = n+1, nv+len(vs)
+	}
+	keep := func(k string) bool {
+		c := http.CanonicalHeaderKey(k) // no allocation for a name in canonical form
+		return !neverStored(c) && (len(r.exclude) == 0 || !r.exclude[c]) && (named == nil || !slices.Contains(named, c))
 	}
 	values := make([]string, nv)
 	out := make(http.Header, n)

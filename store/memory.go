@@ -361,12 +361,15 @@ func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) *pol
 		}
 		e := &entry{key: key, rec: stored, end: end}
 		sh.recs[key] = e
-		heap.Push(&sh.byEnd, e)
+		heap.Push(&sh.byEnd, heapItem{end.UnixNano(), e})
 		m.count.Add(1)
 		return stored
 	}
+	if !cur.end.Equal(end) {
+		sh.byEnd[cur.idx].end = end.UnixNano()
+		heap.Fix(&sh.byEnd, cur.idx)
+	}
 	cur.rec, cur.end = stored, end
-	heap.Fix(&sh.byEnd, cur.idx)
 	return stored
 }
 
@@ -380,8 +383,8 @@ func (sh *shard) remove(m *Memory, e *entry) {
 // all of them) and returns how many. The caller holds sh.mu.
 func (sh *shard) sweep(m *Memory, now time.Time, limit int) int {
 	n := 0
-	for len(sh.byEnd) > 0 && n != limit && !now.Before(sh.byEnd[0].end) {
-		sh.remove(m, sh.byEnd[0])
+	for t := now.UnixNano(); len(sh.byEnd) > 0 && n != limit && sh.byEnd[0].end <= t; {
+		sh.remove(m, sh.byEnd[0].e)
 		n++
 	}
 	return n
@@ -444,24 +447,30 @@ func sameHeader(a, b http.Header) bool {
 	return n == len(a)
 }
 
-// endHeap orders entries by the end of their life.
-type endHeap []*entry
+// endHeap orders entries by the end of their life, kept in the heap
+// itself (in Unix nanoseconds), so that sifting reads no entry.
+type endHeap []heapItem
+
+type heapItem struct {
+	end int64
+	e   *entry
+}
 
 func (h endHeap) Len() int           { return len(h) }
-func (h endHeap) Less(i, j int) bool { return h[i].end.Before(h[j].end) }
+func (h endHeap) Less(i, j int) bool { return h[i].end < h[j].end }
 func (h endHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
+	h[i].e.idx, h[j].e.idx = i, j
 }
 func (h *endHeap) Push(x any) {
-	e := x.(*entry)
-	e.idx = len(*h)
-	*h = append(*h, e)
+	it := x.(heapItem)
+	it.e.idx = len(*h)
+	*h = append(*h, it)
 }
 func (h *endHeap) Pop() any {
 	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
+	it := old[len(old)-1]
+	old[len(old)-1] = heapItem{}
 	*h = old[:len(old)-1]
-	return e
+	return it
 }
