@@ -17,13 +17,14 @@ import (
 // it. Renewal and the final write are serialized by mu, and each writes
 // the generation after the last one written.
 type holder struct {
-	m      *Middleware
-	rule   *policy.Rule
-	claim  store.Claim
-	ctx    context.Context // not canceled by the client leaving
-	period time.Duration   // a third of the lease
-	due    time.Time       // the next renewal; guarded by m.renewals.mu
-	index  int             // in m.renewals.holders; guarded by m.renewals.mu
+	m        *Middleware
+	rule     *policy.Rule
+	storeNow time.Time       // the store's time at localAt
+	localAt  time.Time       // this process's time, with its monotonic reading
+	ctx      context.Context // not canceled by the client leaving
+	period   time.Duration   // a third of the lease
+	due      time.Time       // the next renewal; guarded by m.renewals.mu
+	index    int             // in m.renewals.holders; guarded by m.renewals.mu
 
 	mu        sync.Mutex
 	cur       policy.Record // the reservation as last written
@@ -39,10 +40,13 @@ func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, c *store.Claim
 	} else {
 		ctx = context.WithoutCancel(ctx)
 	}
-	h := &holder{m: m, rule: rule, claim: *c, ctx: ctx, cur: c.Record, period: rule.Lease() / 3}
+	h := &holder{m: m, rule: rule, storeNow: c.StoreTime(), localAt: time.Now(), ctx: ctx, cur: c.Record, period: rule.Lease() / 3}
 	m.renewals.add(h)
 	return h
 }
+
+// storeTime returns the store's time now, as [store.Claim.StoreTime] does.
+func (h *holder) storeTime() time.Time { return h.storeNow.Add(time.Since(h.localAt)) }
 
 // renew extends the lease; the renewals loop calls it when it is due.
 func (h *holder) renew() {
@@ -51,7 +55,7 @@ func (h *holder) renew() {
 	if h.done || h.overtaken {
 		return
 	}
-	next, err := h.rule.Renew(&h.cur, h.claim.StoreTime())
+	next, err := h.rule.Renew(&h.cur, h.storeTime())
 	if err != nil { // h.cur is the engine's own reservation: cannot happen
 		h.m.log.LogAttrs(h.ctx, slog.LevelError, "idemhttp: renewing a lease", slog.String("rule", h.rule.Pointer()), slog.Any("error", err))
 		return

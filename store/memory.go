@@ -55,13 +55,20 @@ type shard struct {
 	_     [64]byte // keep shards' locks on separate cache lines
 }
 
-// entry is one stored record. rec is replaced, never modified, so that a
-// record handed to a caller stays as it was.
+// entry is one stored record. The record is written in place, under the
+// shard's lock; callers get copies.
 type entry struct {
 	key string
-	rec *policy.Record
+	rec policy.Record
 	end time.Time // when the record's life ends
 	idx int       // in the shard's heap
+}
+
+// record returns a copy of the entry's record. The caller holds the shard's
+// lock.
+func (e *entry) record() *policy.Record {
+	r := e.rec
+	return &r
 }
 
 // sweepPerOp is how many ended records an operation removes on its way,
@@ -130,10 +137,10 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		if p != nil && p.rec.Binds(now) || n != nil && n.rec.Binds(now) {
 			out := Outcome{Now: now}
 			if p != nil {
-				out.Primary = p.rec
+				out.Primary = p.record()
 			}
 			if n != nil {
-				out.NewIdentity = n.rec
+				out.NewIdentity = n.record()
 			}
 			sh.mu.Unlock()
 			return out, nil
@@ -155,7 +162,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		rec.ExpiresAt = now.Add(r.TTL)
 		stored := sh.put(m, key, p, &rec)
 		sh.mu.Unlock()
-		return Outcome{Reserved: true, Record: *stored, Now: now}, nil
+		return Outcome{Reserved: true, Record: stored, Now: now}, nil
 	}
 }
 
@@ -204,7 +211,7 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 		var curGen uint64
 		if cur != nil {
 			curGen = cur.rec.Generation
-			if curGen == rec.Generation && sameRecord(cur.rec, &rec) {
+			if curGen == rec.Generation && sameRecord(&cur.rec, &rec) {
 				sh.mu.Unlock()
 				return nil // a retried write that happened
 			}
@@ -237,7 +244,7 @@ func (m *Memory) Read(ctx context.Context, storageKey string) (*policy.Record, e
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := sh.alive(storageKey, now); e != nil {
-		return e.rec, nil
+		return e.record(), nil
 	}
 	return nil, nil
 }
@@ -350,11 +357,13 @@ func (sh *shard) alive(key string, now time.Time) *entry {
 	return e
 }
 
-// put stores a copy of rec under key, replacing cur (nil for none), and
-// returns the stored record. The caller holds sh.mu.
-func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) *policy.Record {
-	stored := copyRecord(rec)
-	end := lifeEnd(stored)
+// put stores rec under key, replacing cur (nil for none), and returns the
+// stored record. The caller holds sh.mu.
+func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) policy.Record {
+	stored := *rec
+	stored.LeaseExpiry = storeTime(stored.LeaseExpiry)
+	stored.ExpiresAt = storeTime(stored.ExpiresAt)
+	end := lifeEnd(&stored)
 	if cur == nil {
 		if old := sh.recs[key]; old != nil { // ended, not swept yet
 			sh.remove(m, old)
@@ -411,15 +420,6 @@ func lifeEnd(rec *policy.Record) time.Time {
 		return rec.LeaseExpiry
 	}
 	return rec.ExpiresAt
-}
-
-// copyRecord returns a copy of rec with times at the store's precision.
-// It shares Header, Body and Intent with rec, as the contract allows.
-func copyRecord(rec *policy.Record) *policy.Record {
-	c := *rec
-	c.LeaseExpiry = storeTime(c.LeaseExpiry)
-	c.ExpiresAt = storeTime(c.ExpiresAt)
-	return &c
 }
 
 // sameRecord reports whether a stored record equals rec, as a retried
