@@ -35,6 +35,7 @@ exit status, the same for every command:
      the policies are clean, no route orphans records     lint --previous
      SECOND is a retry of FIRST                           explain
      stopped by SIGTERM or SIGINT once requests finished  serve
+     nothing to report                                    audit
   1  a body that is not strict JSON                       canon, fingerprint, explain
      a request a server rejects: a missing required       fingerprint, explain
        value, a declared query parameter that does not
@@ -44,12 +45,15 @@ exit status, the same for every command:
      no rule matches --route (the request passes through) fingerprint --policy
      SECOND is not a retry (a conflict, or no rule)       explain
      requests under way cut by --shutdown-timeout         serve
+     findings: rejections or suggested ignore entries     audit
   2  an unknown command or flag, a missing or extra       every command
        argument, a bad flag value
      a file that cannot be read                           every command that reads one
      output that cannot be written, an internal error     canon, fingerprint, explain
      a policy with problems, a store that does not        serve
        answer, an address that cannot be bound
+     a policy with problems, a log that is not JSON       audit
+       Lines or HAR, a malformed line under --strict
 `
 
 // Exit statuses shared by every command; usage and the README list which
