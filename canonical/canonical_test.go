@@ -211,6 +211,9 @@ func TestHostileNesting(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("took %v", d)
 	}
+	if raceEnabled {
+		return
+	}
 	allocs := testing.AllocsPerRun(3, func() {
 		var buf [64]byte
 		canonical.Options{MaxDepth: 5}.Append(buf[:0], in)
@@ -232,10 +235,16 @@ func TestAppendKeepsPrefix(t *testing.T) {
 }
 
 func TestAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop values")
+	}
 	inputs := map[string]string{
 		"sorted":   `{"a":1,"b":[true,false,null],"c":"x"}`,
 		"unsorted": `{"z":{"y":1,"x":2},"b":[1.50,2e3,"\u00e9"],"a":"😀","\ue000":9007199254740993}`,
 		"numbers":  `[1e400,123456789012345678901234,0.1,-0.0,5e-324,1.7976931348623157e308]`,
+		// Sorted by keys: in place at the top, in the final pass inside.
+		"wide":       wideUnsorted(300),
+		"wideNested": `{"z":` + wideUnsorted(300) + `,"a":[` + wideUnsorted(20) + `]}`,
 	}
 	for name, in := range inputs {
 		for _, opts := range []canonical.Options{{}, {Numbers: canonical.Exact}} {
@@ -255,6 +264,26 @@ func TestAllocs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wideUnsorted returns an object of n members in a fixed shuffled order,
+// named with long shared prefixes and a few escapes.
+func wideUnsorted(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k := (i * 7919) % n
+		if k%10 == 0 {
+			b.WriteString(`"metric.latency.\u00e9` + strconv.Itoa(k) + `":1`)
+		} else {
+			b.WriteString(`"metric.latency.p` + strconv.Itoa(k) + `":1`)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 func TestAppendString(t *testing.T) {

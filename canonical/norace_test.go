@@ -1,0 +1,5 @@
+//go:build !race
+
+package canonical_test
+
+const raceEnabled = false
