@@ -19,6 +19,7 @@ type frame struct {
 	first   int  // objects: index in encoder.members of the first member
 	cur     int  // objects: index in encoder.members of the current member
 	open    int  // offset in dst of the '[' or '{'
+	srcOpen int  // offset in src of the '[' or '{'
 }
 
 // member locates one member of an open object in the output. Its value
@@ -46,9 +47,12 @@ func (m *member) plain() bool { return m.name&plainName != 0 }
 type encoder struct {
 	opts     Options
 	maxDepth int
+	check    bool    // Validate: keep only the names of open objects in dst
+	ends     []int32 // ValidateEnds: where to record the ends of containers
 	frames   []frame
 	members  []member
 	scratch  []byte      // the output of reorder
+	names    []byte      // Validate's output: the names of open objects
 	digits   []byte      // significant digits of a number split by a point
 	order    []int32     // the sorted positions of an object's members
 	keys     []sortKey   // sortByKeys' scratch
@@ -69,6 +73,9 @@ func putEncoder(e *encoder) {
 	if cap(e.scratch) > maxRetained {
 		e.scratch = nil
 	}
+	if cap(e.names) > maxRetained {
+		e.names = nil
+	}
 	if cap(e.members) > maxRetained/32 {
 		e.members = nil
 	}
@@ -83,6 +90,7 @@ func putEncoder(e *encoder) {
 	e.pend = e.pend[:0]
 	e.spans = e.spans[:0]
 	e.opts = Options{}
+	e.check, e.ends = false, nil
 	encoderPool.Put(e)
 }
 
@@ -116,17 +124,23 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				j := skipSpace(src, i+1)
 				if j < len(src) && src[j] == end {
 					dst = append(dst, end)
+					if e.check {
+						dst = dst[:len(dst)-2]
+						if e.ends != nil {
+							e.ends[i] = int32(j + 1)
+						}
+					}
 					i = j + 1
 					state = stAfter
 					continue
 				}
-				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1})
+				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1, srcOpen: i})
 				i = j
 				if c == '{' {
 					state = stName
 				}
 			case '"':
-				if dst, i, _, err = e.appendQuoted(dst, src, i); err != nil {
+				if dst, i, _, err = e.appendQuoted(dst, src, i, !e.check); err != nil {
 					return dst, err
 				}
 				state = stAfter
@@ -144,12 +158,18 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 					}
 					return dst, e.fail(dst, i, ErrSyntax, "invalid literal "+quoteExcerpt(token(src[i:])))
 				}
-				dst = append(dst, lit...)
+				if !e.check {
+					dst = append(dst, lit...)
+				}
 				i += len(lit)
 				state = stAfter
 			case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				mark := len(dst)
 				if dst, i, err = e.appendNumber(dst, src, i); err != nil {
 					return dst, err
+				}
+				if e.check {
+					dst = dst[:mark]
 				}
 				state = stAfter
 			default:
@@ -173,7 +193,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			start := len(dst)
 			j := i
 			plain := false
-			if dst, j, plain, err = e.appendQuoted(dst, src, i); err != nil {
+			if dst, j, plain, err = e.appendQuoted(dst, src, i, true); err != nil {
 				return dst, err
 			}
 			if len(dst)-start >= plainName {
@@ -235,6 +255,12 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				e.members = e.members[:top.first]
 				e.frames = e.frames[:len(e.frames)-1]
 				dst = append(dst, '}')
+				if e.check {
+					dst = dst[:top.open] // the names are checked
+					if e.ends != nil {
+						e.ends[top.srcOpen] = int32(i + 1)
+					}
+				}
 				if len(e.pend) > np {
 					e.pend[np].end = len(dst)
 				}
@@ -242,6 +268,12 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			case c == ']' && !top.object:
 				e.frames = e.frames[:len(e.frames)-1]
 				dst = append(dst, ']')
+				if e.check {
+					dst = dst[:top.open]
+					if e.ends != nil {
+						e.ends[top.srcOpen] = int32(i + 1)
+					}
+				}
 				i++
 			case top.object:
 				return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(c)+" after object member, want ',' or '}'")
@@ -271,7 +303,7 @@ func token(b []byte) []byte {
 }
 
 func skipSpace(src []byte, i int) int {
-	for i < len(src) {
+	for i < len(src) && src[i] <= ' ' {
 		switch src[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
@@ -290,6 +322,17 @@ func skipSpace(src []byte, i int) int {
 func (e *encoder) sortMembers(dst []byte, first, open int) ([]byte, error) {
 	ms := e.members[first:]
 	if len(ms) < 2 {
+		return dst, nil
+	}
+	if e.check && len(ms) < minKeySort {
+		// Validate of a small object: only duplicates matter.
+		for j := 1; j < len(ms); j++ {
+			for k := range j {
+				if ms[k].name&^plainName == ms[j].name&^plainName && bytes.Equal(name(dst, &ms[k]), name(dst, &ms[j])) {
+					return dst, e.duplicate(dst, ms[j])
+				}
+			}
+		}
 		return dst, nil
 	}
 	sorted := true
@@ -341,6 +384,9 @@ func (e *encoder) sortMembers(dst []byte, first, open int) ([]byte, error) {
 	}
 	if dup >= 0 {
 		return dst, e.duplicate(dst, ms[dup])
+	}
+	if e.check {
+		return dst, nil
 	}
 	// A small object with nothing pending inside is cheapest to reorder in
 	// place now. Moving a large one now would move every nested object
@@ -581,12 +627,14 @@ var safeASCII = func() (t [256]bool) {
 	return t
 }()
 
-// appendQuoted reads the string starting at src[start] (a quote) and appends
-// its canonical form. It returns the offset just past the closing quote and
+// appendQuoted reads the string starting at src[start] (a quote) and, if
+// keep, appends its canonical form. It returns the offset just past the closing quote and
 // whether the string is plain (see plainName).
-func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, bool, error) {
+func (e *encoder) appendQuoted(dst, src []byte, start int, keep bool) ([]byte, int, bool, error) {
 	plain := true
-	dst = append(dst, '"')
+	if keep {
+		dst = append(dst, '"')
+	}
 	i := start + 1
 	run := i
 	for {
@@ -607,10 +655,15 @@ func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, bool, e
 		}
 		switch c := src[i]; {
 		case c == '"':
-			dst = append(dst, src[run:i]...)
-			return append(dst, '"'), i + 1, plain, nil
+			if keep {
+				dst = append(dst, src[run:i]...)
+				dst = append(dst, '"')
+			}
+			return dst, i + 1, plain, nil
 		case c == '\\':
-			dst = append(dst, src[run:i]...)
+			if keep {
+				dst = append(dst, src[run:i]...)
+			}
 			r, n, err := e.unescape(dst, src, i)
 			if err != nil {
 				return dst, i, false, err
@@ -618,7 +671,9 @@ func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, bool, e
 			if r < 0x20 || r == '"' || r == '\\' || r >= 0xe000 {
 				plain = false
 			}
-			dst = appendRune(dst, r)
+			if keep {
+				dst = appendRune(dst, r)
+			}
 			i += n
 			run = i
 		case c < 0x20:

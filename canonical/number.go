@@ -98,6 +98,10 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 	if k == 0 {
 		return append(dst, '0'), i, nil // zero, including -0
 	}
+	if e.check && (e.opts.Numbers == Exact && n-1 <= maxExponent && n-1 >= -maxExponent ||
+		e.opts.Numbers == JCS && n > -300 && n < 300) {
+		return dst, i, nil // Validate: in range, and nothing to write
+	}
 
 	// A literal of at most 15 significant digits in the normal range is the
 	// shortest form of its nearest double (DBL_DIG is 15), so JCS needs no
