@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 )
@@ -30,22 +31,100 @@ const minKeySort = 13
 // sortByKeys sorts the positions of ms by name, ties by position, into
 // e.order, and returns the position of the first member (in input order)
 // whose name repeats an earlier one, or -1.
+//
+// Each member becomes one integer: a window of the leading bits of its key
+// above its position, so plain integer sorting orders them (sortPacked).
+// Members whose windows tie get the next window of their names, in place.
 func (e *encoder) sortByKeys(dst []byte, ms []member) int32 {
-	keys := slices.Grow(e.keys[:0], len(ms))
+	posBits := bits.Len(uint(len(ms) - 1))
+	w := min(64-posBits, 56) // a window and its bit offset fit in 64 bits
+	packed := slices.Grow(e.packed[:0], len(ms))
 	for j := range ms {
-		keys = append(keys, sortKey{memberKey(dst, &ms[j]), int32(j)})
+		m := &ms[j]
+		k := plainWindow(dst, m, 0, w)
+		if !m.plain() {
+			k = escapedKey(name(dst, m)) >> (64 - w)
+		}
+		packed = append(packed, k<<posBits|uint64(j))
 	}
-	e.keys = keys
-	dup := e.sortRun(dst, ms, keys, 0)
-	ord := slices.Grow(e.order[:0], len(keys))
-	for _, k := range keys {
-		ord = append(ord, k.idx)
+	e.order = slices.Grow(e.order[:0], len(ms))
+	dup := e.sortPacked(dst, ms, packed, 0, w, posBits)
+	if cap(packed)*8 > maxRetained {
+		packed = nil // let the memory go before the reordering
 	}
-	e.order = ord
-	if cap(keys)*16 > maxRetained {
-		e.keys = nil // let the memory go before the reordering
+	e.packed = packed
+	if cap(e.keys)*16 > maxRetained {
+		e.keys = nil
 	}
 	return dup
+}
+
+// sortPacked sorts packed, members whose names agree on their first bit
+// bits, appends their positions in order to e.order, and returns the first
+// repeated name's position or -1.
+func (e *encoder) sortPacked(dst []byte, ms []member, packed []uint64, bit, w, posBits int) int32 {
+	pos := uint64(1)<<posBits - 1
+	slices.Sort(packed)
+	dup := int32(-1)
+	for i := 0; i < len(packed); {
+		j := i + 1
+		for j < len(packed) && packed[j]&^pos == packed[i]&^pos {
+			j++
+		}
+		if j-i == 1 {
+			e.order = append(e.order, int32(packed[i]&pos))
+			i = j
+			continue
+		}
+		run := packed[i:j]
+		i = j
+		plain, longer := true, false
+		for _, p := range run {
+			m := &ms[p&pos]
+			plain = plain && m.plain()
+			longer = longer || 8*(m.nameEnd()-m.start-2) > bit+w
+		}
+		var d int32 = -1
+		switch {
+		case !plain:
+			// Keys of escaped names are only a first guess: compare in
+			// full.
+			keys := e.keys[:0]
+			for _, p := range run {
+				k := int32(p & pos)
+				keys = append(keys, sortKey{memberKey(dst, &ms[k]), k})
+			}
+			e.keys = keys
+			d = e.sortRun(dst, ms, keys, 0)
+			for _, k := range e.keys {
+				e.order = append(e.order, k.idx)
+			}
+		case !longer:
+			// Plain names hold no NUL, so equal windows that cover both
+			// names are equal names: in input order already.
+			d = int32(run[1] & pos)
+			for _, p := range run {
+				e.order = append(e.order, int32(p&pos))
+			}
+		default:
+			for x, p := range run {
+				k := p & pos
+				run[x] = plainWindow(dst, &ms[k], bit+w, w)<<posBits | k
+			}
+			d = e.sortPacked(dst, ms, run, bit+w, w, posBits)
+		}
+		if d >= 0 && (dup < 0 || d < dup) {
+			dup = d
+		}
+	}
+	return dup
+}
+
+// plainWindow returns w bits (w <= 56) of m's plain name from bit on,
+// zero padded.
+func plainWindow(dst []byte, m *member, bit, w int) uint64 {
+	x := plainKey(dst, m, bit/8) << (bit % 8)
+	return x >> (64 - w)
 }
 
 func compareKeys(a, b sortKey) int {
