@@ -16,6 +16,12 @@
 //	./ci.sh                                       # gofmt, vet and both of the above
 //	./run.sh                                      # interleaved rounds, benchstat, one table
 //
+// wide_huge, one object of 2,000,000 members (38 MB), is not committed: the
+// tests run its generator at 1/200 of the size, and a benchmark generates
+// it in full when given -huge, as run.sh does:
+//
+//	go test -run=^$ -bench=Canonical/wide_huge -benchtime=1x -huge
+//
 // Differential fuzzing against the peers; a short minimize time keeps the
 // fuzzer from spending minutes shrinking mutants of the 60 KB corpus files:
 //

@@ -71,7 +71,7 @@ func putState(st *state) {
 			*b = nil
 		}
 	}
-	if cap(st.ends)*4 > maxRetained {
+	if cap(st.ends) > maxRetained { // as for a body of maxRetained bytes
 		st.ends = nil
 	}
 	for _, bs := range [][][]byte{st.out, st.holes} {
@@ -172,7 +172,11 @@ func (f *Fingerprinter) appendDocument(dst []byte, st *state, r *Request) ([]byt
 		// Only what the Intent paths select is hashed, so only that is
 		// canonicalized; the whole body is still checked as strictly.
 		if cap(st.ends) < len(r.Body) {
-			st.ends = make([]int32, len(r.Body)+len(r.Body)/4)
+			n := len(r.Body) + len(r.Body)/4
+			if len(r.Body) <= maxRetained {
+				n = min(n, maxRetained)
+			}
+			st.ends = make([]int32, n)
 		}
 		if err := f.canon.ValidateEnds(r.Body, st.ends[:len(r.Body)]); err != nil {
 			return dst, err
