@@ -57,6 +57,7 @@ type encoder struct {
 	order    []int32     // the sorted positions of an object's members
 	keys     []sortKey   // sortByKeys' scratch
 	packed   []uint64    // sortByKeys' first pass
+	radix    []uint64    // radixSort's other buffer
 	pend     []pending   // objects whose members are out of order
 	spans    []span      // their members, in sorted order
 	emit     []emitFrame // reorder's stack
@@ -83,8 +84,8 @@ func putEncoder(e *encoder) {
 	if cap(e.frames) > maxRetained/32 {
 		e.frames = nil
 	}
-	if cap(e.digits)+cap(e.order)*4+cap(e.keys)*16+cap(e.packed)*8+cap(e.pend)*32+cap(e.spans)*24+cap(e.emit)*32 > maxRetained {
-		e.digits, e.order, e.keys, e.packed, e.pend, e.spans, e.emit = nil, nil, nil, nil, nil, nil, nil
+	if cap(e.digits)+cap(e.order)*4+cap(e.keys)*16+cap(e.packed)*8+cap(e.radix)*8+cap(e.pend)*32+cap(e.spans)*24+cap(e.emit)*32 > maxRetained {
+		e.digits, e.order, e.keys, e.packed, e.radix, e.pend, e.spans, e.emit = nil, nil, nil, nil, nil, nil, nil, nil
 	}
 	e.frames = e.frames[:0]
 	e.members = e.members[:0]

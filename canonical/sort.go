@@ -50,7 +50,7 @@ func (e *encoder) sortByKeys(dst []byte, ms []member) int32 {
 	e.order = slices.Grow(e.order[:0], len(ms))
 	dup := e.sortPacked(dst, ms, packed, 0, w, posBits)
 	if cap(packed)*8 > maxRetained {
-		packed = nil // let the memory go before the reordering
+		packed, e.radix = nil, nil // let the memory go before the reordering
 	}
 	e.packed = packed
 	if cap(e.keys)*16 > maxRetained {
@@ -64,7 +64,12 @@ func (e *encoder) sortByKeys(dst []byte, ms []member) int32 {
 // repeated name's position or -1.
 func (e *encoder) sortPacked(dst []byte, ms []member, packed []uint64, bit, w, posBits int) int32 {
 	pos := uint64(1)<<posBits - 1
-	slices.Sort(packed)
+	if len(packed) < minRadixSort {
+		slices.Sort(packed)
+	} else {
+		e.radix = slices.Grow(e.radix[:0], len(packed))[:len(packed)]
+		radixSort(packed, e.radix, posBits)
+	}
 	dup := int32(-1)
 	for i := 0; i < len(packed); {
 		j := i + 1
@@ -118,6 +123,40 @@ func (e *encoder) sortPacked(dst []byte, ms []member, packed []uint64, bit, w, p
 		}
 	}
 	return dup
+}
+
+// minRadixSort is the size from which sortPacked sorts by radix.
+const minRadixSort = 1 << 12
+
+// radixSort sorts a by its bits from lo up, eight at a time from the
+// lowest (least significant digit first), each pass stable, so elements
+// equal there keep their order: the positions below lo, ascending. tmp
+// must be as long as a.
+func radixSort(a, tmp []uint64, lo int) {
+	src, dst := a, tmp
+	for shift := lo; shift < 64; shift += 8 {
+		var count [256]int
+		for _, v := range src {
+			count[v>>shift&0xff]++
+		}
+		if count[src[0]>>shift&0xff] == len(src) {
+			continue // one digit for all: nothing to move
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, v := range src {
+			d := v >> shift & 0xff
+			dst[count[d]] = v
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
 }
 
 // plainWindow returns w bits (w <= 56) of m's plain name from bit on,
