@@ -22,23 +22,39 @@ type corpusCase struct {
 	target int      // intended size in bytes; TestCorpus allows ±20%
 	intent []string // gjson paths that BenchmarkSum selects; nil: not a Sum case
 	gen    func(g *generator) node
+	// A huge case is too large to commit: its gen is genN at 1/hugeScale
+	// of members, which the tests run, and a benchmark run with -huge
+	// generates it in full (hugeFile).
+	huge    bool
+	members int
+	genN    func(g *generator, members int) node
 }
 
 var (
 	paymentIntent = []string{"amountCents", "currency", "destination.iban", "reference", "debtor.id"}
 	orderIntent   = []string{"amountCents", "currency", "customer.id", "items.#.sku", "items.#.qty"}
+	// irregularIntent selects one whole array, the promotions.
+	irregularIntent = []string{"amountCents", "currency", "customer.id", "items.#.sku", "promotions"}
 )
 
 // corpusCases lists the corpus in benchmark order.
 var corpusCases = []corpusCase{
-	{"payment_small", 250, paymentIntent, genPayment},
-	{"order_medium", 2500, orderIntent, func(g *generator) node { return genOrder(g, 10) }},
-	{"order_large", 60000, orderIntent, func(g *generator) node { return genOrder(g, 300) }},
-	{"numbers", 16000, nil, genNumbers},
-	{"unicode", 16000, nil, genUnicode},
-	{"wide", 60000, nil, genWide},
-	{"deep", 8000, nil, genDeep},
+	{name: "payment_small", target: 250, intent: paymentIntent, gen: genPayment},
+	{name: "order_medium", target: 2500, intent: orderIntent, gen: func(g *generator) node { return genOrder(g, 10) }},
+	{name: "order_large", target: 60000, intent: orderIntent, gen: func(g *generator) node { return genOrder(g, 300) }},
+	{name: "numbers", target: 16000, gen: genNumbers},
+	{name: "unicode", target: 16000, gen: genUnicode},
+	{name: "wide", target: 60000, gen: genWide},
+	{name: "deep", target: 8000, gen: genDeep},
+	{name: "numbers_long", target: 16000, gen: genNumbersLong},
+	{name: "order_irregular_medium", target: 3000, intent: irregularIntent, gen: func(g *generator) node { return genIrregularOrder(g, 7) }},
+	{name: "order_irregular_large", target: 60000, intent: irregularIntent, gen: func(g *generator) node { return genIrregularOrder(g, 185) }},
+	{name: "wide_huge", target: 36_000_000, gen: func(g *generator) node { return genWideKeys(g, 2_000_000/hugeScale) },
+		huge: true, members: 2_000_000, genN: genWideKeys},
 }
+
+// hugeScale is how much smaller a huge case is in the tests.
+const hugeScale = 200
 
 // generate returns the bytes of c's corpus file. It depends on nothing but
 // corpusSeed and c, so the committed files can be checked against it.
@@ -48,10 +64,19 @@ func (c corpusCase) generate() []byte {
 
 // generateSeed returns a document like c's corpus file, drawn with seed.
 func (c corpusCase) generateSeed(seed uint64) []byte {
+	return c.draw(seed, c.gen)
+}
+
+// generateHuge returns huge case c in full.
+func (c corpusCase) generateHuge() []byte {
+	return c.draw(corpusSeed, func(g *generator) node { return c.genN(g, c.members) })
+}
+
+func (c corpusCase) draw(seed uint64, gen func(g *generator) node) []byte {
 	h := fnv.New64a()
 	h.Write([]byte(c.name))
 	g := &generator{r: rand.New(rand.NewPCG(seed, h.Sum64()))}
-	n := c.gen(g)
+	n := gen(g)
 	out := g.ws(nil)
 	out = g.write(out, n)
 	return append(out, '\n')
@@ -382,14 +407,16 @@ func genOrder(g *generator, n int) node {
 	)
 }
 
-func genNumbers(g *generator) node {
-	group := func(n int, one func() node) node {
-		elems := make([]node, n)
-		for i := range elems {
-			elems[i] = one()
-		}
-		return arr(elems...)
+// group is an array of n values drawn by one.
+func group(n int, one func() node) node {
+	elems := make([]node, n)
+	for i := range elems {
+		elems[i] = one()
 	}
+	return arr(elems...)
+}
+
+func genNumbers(g *generator) node {
 	randomDouble := func() float64 {
 		for {
 			f := math.Float64frombits(g.r.Uint64())
@@ -548,4 +575,180 @@ func genDeep(g *generator) node {
 		}
 	}
 	return n
+}
+
+// genNumbersLong is a body of long number literals, the hard case for a JCS
+// formatter: 16 and 17 significant digits, integers beyond 2^53, decimals
+// of 18 to 30 digits that must round, values near both ends of the double
+// range (subnormals included), all in spellings other than the shortest.
+func genNumbersLong(g *generator) node {
+	// spellDouble writes f with prec+1 significant digits in a random
+	// spelling of that decimal.
+	spellDouble := func(f float64, prec int) node {
+		s := strconv.FormatFloat(math.Abs(f), 'e', prec, 64)
+		mant, exp, _ := strings.Cut(s, "e")
+		e, _ := strconv.Atoi(exp)
+		digits := strings.TrimLeft(strings.Replace(mant, ".", "", 1), "0")
+		if digits == "" {
+			digits = "0"
+		}
+		return lit(g.spell(f < 0, digits, prec-e))
+	}
+	normal := func() float64 {
+		for {
+			f := math.Float64frombits(g.r.Uint64())
+			if a := math.Abs(f); a > 1e-300 && a < 1e300 {
+				return f
+			}
+		}
+	}
+	return obj(
+		"digits17", group(160, func() node { return spellDouble(normal(), 16) }),
+		"digits16", group(100, func() node { return spellDouble(normal(), 15) }),
+		"bigIntegers", group(100, func() node {
+			d := strconv.Itoa(1+g.r.IntN(9)) + g.digits(15+g.r.IntN(10)) // 2^53 is 16 digits
+			return lit(g.spell(g.r.IntN(4) == 0, d, 0))
+		}),
+		"longDecimals", group(100, func() node {
+			d := strconv.Itoa(1+g.r.IntN(9)) + g.digits(17+g.r.IntN(13))
+			return lit(g.spell(g.r.IntN(4) == 0, d, g.r.IntN(40)))
+		}),
+		"extreme", group(120, func() node {
+			var bits uint64
+			switch g.r.IntN(3) {
+			case 0: // subnormal
+				bits = g.r.Uint64N(1 << 52)
+			case 1: // the smallest normal exponents
+				bits = uint64(1+g.r.IntN(40))<<52 | g.r.Uint64N(1<<52)
+			default: // the largest exponents
+				bits = uint64(0x7fe-g.r.IntN(40))<<52 | g.r.Uint64N(1<<52)
+			}
+			f := math.Float64frombits(bits | uint64(g.r.IntN(2))<<63)
+			return spellDouble(f, 16+g.r.IntN(6))
+		}),
+	)
+}
+
+// genIrregularOrder is an order as an untidy client writes it: indentation
+// that changes from line to line, non-ASCII characters and tabs escaped
+// (\u00E1, \u0009), a few names escaped too, decimals with padding zeros
+// and exponents (1.29E1, 898.320), and objects nested three levels deep.
+func genIrregularOrder(g *generator, n int) node {
+	text := func(s string) node { return lit(g.quoteUntidy(s)) }
+	items := make([]node, n)
+	var total int64
+	for i := range items {
+		qty := int64(1 + g.r.IntN(6))
+		cents := int64(199 + g.r.IntN(30000))
+		total += qty * cents
+		items[i] = g.objUntidy(
+			"sku", text("SKU-"+g.digits(5)+"-"+pick(g, sizes)),
+			"name", text(pick(g, adjectives)+"\t"+pick(g, products)+" – "+pick(g, colors)),
+			"qty", g.integer(qty),
+			"unitPrice", g.decimal(cents, 2),
+			"taxRate", g.decimal(int64(pick(g, []int{70, 190, 200, 55})), 3),
+			"attributes", g.objUntidy(
+				"color", text(pick(g, colors)),
+				"size", text(pick(g, sizes)),
+				"dimensions", g.objUntidy(
+					"widthCm", g.decimal(int64(50+g.r.IntN(5000)), 2),
+					"heightCm", g.decimal(int64(50+g.r.IntN(5000)), 2),
+					"weightKg", g.decimal(int64(1+g.r.IntN(20000)), 3),
+				),
+			),
+			"giftWrap", g.boolean(),
+			"note", text(pick(g, []string{"", "Geschenk für Ádám", "fragile\tglass", "Café – à emporter"})),
+		)
+	}
+	promotions := make([]node, 1+g.r.IntN(3))
+	for i := range promotions {
+		promotions[i] = g.objUntidy(
+			"code", text(strings.ToUpper(pick(g, []string{"spring", "welcome", "loyal", "été"}))+strconv.Itoa(5*(1+g.r.IntN(6)))),
+			"percent", g.decimal(int64(5*(1+g.r.IntN(6))), 0),
+		)
+	}
+	return g.objUntidy(
+		"orderId", text("ord_"+g.hex(16)),
+		"customer", g.objUntidy(
+			"id", text("cus_"+g.hex(10)),
+			"name", text(pick(g, firstNames)+" "+pick(g, lastNames)),
+			"email", text(strings.ToLower(pick(g, []string{"ádám", "zoë", "søren", "ana"}))+"."+g.digits(4)+"@example.com"),
+			"address", g.objUntidy(
+				"line1", text("Hauptstraße "+strconv.Itoa(1+g.r.IntN(200))),
+				"city", text(pick(g, cities)),
+				"country", text(pick(g, countries)),
+			),
+		),
+		"currency", text(pick(g, currencies)),
+		"amountCents", g.integer(total),
+		"createdAt", text(g.timestamp()),
+		"items", arr(items...),
+		"promotions", arr(promotions...),
+		"metadata", g.objUntidy(
+			"channel", text(pick(g, []string{"web", "ios", "android"})),
+			"campaign", lit("null"),
+			"notes", text("Bitte nicht klingeln\t/ please don't ring – leave at the door"),
+		),
+	)
+}
+
+// quoteUntidy writes s as a JSON string token the way untidy encoders do:
+// non-ASCII characters mostly as \u escapes in upper-case hex, tabs as
+// \u0009.
+func (g *generator) quoteUntidy(s string) string {
+	b := []byte{'"'}
+	for _, r := range s {
+		switch {
+		case r == '\t' || r >= utf8.RuneSelf && g.r.IntN(4) != 0:
+			units := []rune{r}
+			if r > 0xFFFF {
+				hi, lo := utf16.EncodeRune(r)
+				units = []rune{hi, lo}
+			}
+			for _, u := range units {
+				b = append(b, `\u`+strings.ToUpper(strconv.FormatInt(int64(u)|0x10000, 16)[1:])...)
+			}
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return string(append(b, '"'))
+}
+
+// objUntidy is obj with one name in twenty spelled with an escaped letter.
+func (g *generator) objUntidy(kv ...any) node {
+	n := obj(kv...)
+	for i, name := range n.names {
+		if g.r.IntN(20) == 0 && len(name) > 3 {
+			n.names[i] = name[:2] + `\u00` + strconv.FormatInt(int64(name[2]), 16) + name[3:]
+		}
+	}
+	return n
+}
+
+// genWideKeys is one object of n members in random order, named like the
+// keys of a map: short prefixes and decimal ids that share long prefixes.
+func genWideKeys(g *generator, n int) node {
+	prefixes := []string{"u_", "id", "k", "sku-", "acct:"}
+	w := node{kind: object, names: make([]string, n), members: make([]node, n)}
+	for i := range n {
+		w.names[i] = `"` + prefixes[g.r.IntN(len(prefixes))] + strconv.Itoa(i) + `"`
+		var v node
+		switch g.r.IntN(5) {
+		case 0:
+			v = lit(strconv.Itoa(g.r.IntN(1000)))
+		case 1:
+			v = lit(`"` + g.hex(2) + `"`)
+		case 2:
+			v = lit("true")
+		case 3:
+			v = lit("null")
+		default:
+			v = lit(strconv.Itoa(g.r.IntN(100)))
+		}
+		w.members[i] = v
+	}
+	return w
 }

@@ -7,19 +7,31 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/corpus from the generator")
+var (
+	update = flag.Bool("update", false, "rewrite testdata/corpus from the generator")
+	huge   = flag.Bool("huge", false, "benchmark the huge corpus cases too (wide_huge: 36 MB, seconds per operation for the peers)")
+)
 
 const corpusDir = "testdata/corpus"
 
-// corpusFile is the committed file of a case, read once per test binary.
+// corpusFile is the committed file of a case. A huge case is generated
+// instead: in full for a benchmark, and for a test at 1/hugeScale of its
+// size (the same generator with fewer members).
 func corpusFile(tb testing.TB, c corpusCase) []byte {
 	tb.Helper()
+	if c.huge {
+		if _, ok := tb.(*testing.B); ok {
+			return hugeFile(c)
+		}
+		return c.generate()
+	}
 	b, err := os.ReadFile(filepath.Join(corpusDir, c.name+".json"))
 	if err != nil {
 		tb.Fatalf("%v (run go generate in bench/)", err)
@@ -36,7 +48,7 @@ func TestCorpus(t *testing.T) {
 	for _, c := range corpusCases {
 		t.Run(c.name, func(t *testing.T) {
 			want := c.generate()
-			if *update {
+			if *update && !c.huge {
 				if err := os.WriteFile(filepath.Join(corpusDir, c.name+".json"), want, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -45,8 +57,12 @@ func TestCorpus(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%s.json differs from the generator at %s; rewrite it with go generate", c.name, mismatch(want, got))
 			}
-			if lo, hi := c.target*8/10, c.target*12/10; len(got) < lo || len(got) > hi {
-				t.Errorf("size %d B, want %d B ±20%%", len(got), c.target)
+			target := c.target
+			if c.huge {
+				target /= hugeScale
+			}
+			if lo, hi := target*8/10, target*12/10; len(got) < lo || len(got) > hi {
+				t.Errorf("size %d B, want %d B ±20%%", len(got), target)
 			}
 			// Strict JSON: jsontext's defaults reject duplicate names,
 			// invalid UTF-8 and lone surrogates.
@@ -66,6 +82,14 @@ func TestCorpus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hugeFiles holds the huge cases once generated.
+var hugeFiles sync.Map // name → func() []byte
+
+func hugeFile(c corpusCase) []byte {
+	f, _ := hugeFiles.LoadOrStore(c.name, sync.OnceValue(c.generateHuge))
+	return f.(func() []byte)()
 }
 
 // mismatch describes where want and got first differ, with a little context

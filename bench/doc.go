@@ -37,6 +37,12 @@
 //	go test -run='^$' -bench=Postgres -benchtime=3s -count=6 . | tee out/pg.txt
 //	go tool benchstat out/pg.txt
 //
+// wide_huge, one object of 2,000,000 members (38 MB), is not committed: the
+// tests run its generator at 1/200 of the size, and a benchmark generates
+// it in full when given -huge, as run.sh does:
+//
+//	go test -run=^$ -bench=Canonical/wide_huge -benchtime=1x -huge
+//
 // Differential fuzzing against the peers; a short minimize time keeps the
 // fuzzer from spending minutes shrinking mutants of the 60 KB corpus files:
 //

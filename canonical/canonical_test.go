@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -137,8 +138,71 @@ func TestInvalid(t *testing.T) {
 			if msg := err.Error(); !strings.HasPrefix(msg, "canonical: ") || strings.Count(msg, "canonical:") != 1 || len(msg) > 200 {
 				t.Errorf("message %q: want one prefix and a bounded length", msg)
 			}
+			checkValidate(t, tt.opts, []byte(tt.in))
 		})
 	}
+}
+
+// checkValidate checks that Validate returns what Append returns, error
+// for error (offset, pointer, message) or nil.
+func checkValidate(t *testing.T, opts canonical.Options, in []byte) {
+	t.Helper()
+	_, want := opts.Append(nil, in)
+	got := opts.Validate(in)
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b error) bool {
+		return a == nil && b == nil || a != nil && b != nil && a.Error() == b.Error() && errors.Is(b, errors.Unwrap(errors.Unwrap(a)))
+	})); diff != "" {
+		t.Errorf("Validate(%.60q) and Append disagree (-Append +Validate):\n%s", in, diff)
+	}
+	ends := make([]int32, len(in))
+	if err := opts.ValidateEnds(in, ends); fmt.Sprint(err) != fmt.Sprint(got) {
+		t.Errorf("ValidateEnds(%.60q) = %v, Validate = %v", in, err, got)
+	} else if err == nil {
+		checkEnds(t, in, ends)
+	}
+}
+
+// checkEnds checks the ends ValidateEnds recorded for the valid text in
+// against a scan that matches brackets outside strings.
+func checkEnds(t *testing.T, in []byte, ends []int32) {
+	t.Helper()
+	var open []int
+	for i := 0; i < len(in); i++ {
+		switch in[i] {
+		case '"':
+			for i++; in[i] != '"'; i++ {
+				if in[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			open = append(open, i)
+		case ']', '}':
+			o := open[len(open)-1]
+			open = open[:len(open)-1]
+			if int(ends[o]) != i+1 {
+				t.Errorf("ValidateEnds(%.60q): end of the value at %d = %d, want %d", in, o, ends[o], i+1)
+			}
+		}
+	}
+}
+
+// FuzzValidate checks Validate against Append in both number modes.
+func FuzzValidate(f *testing.F) {
+	for _, tt := range numberTests {
+		f.Add("[" + tt.in + "]")
+	}
+	for _, s := range jcsNumberSeeds {
+		f.Add(`{"b":` + s + `,"a":"\u00e9"}`)
+	}
+	for _, s := range []string{`{"a":1,"a":2}`, `{"b":{"d":1,"c":2},"a":[{"z":0,"y":1}],"c":{"x":1,"x":2}}`, wideUnsorted(40), "[\"\xff\"]", `{"\ud800":1}`, `[1,]`, `{"a":[1e400]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, opts := range []canonical.Options{{}, {Numbers: canonical.Exact}, {MaxDepth: 3, RejectNoncharacters: true}} {
+			checkValidate(t, opts, []byte(in))
+		}
+	})
 }
 
 // TestValid covers the accepted forms that the RFC tables do not.
@@ -180,6 +244,7 @@ func TestValid(t *testing.T) {
 			if err != nil || !bytes.Equal(again, got) {
 				t.Errorf("Transform is not idempotent on %q: %q, %v", got, again, err)
 			}
+			checkValidate(t, tt.opts, []byte(tt.in))
 		})
 	}
 }
@@ -242,6 +307,9 @@ func TestAllocs(t *testing.T) {
 		"sorted":   `{"a":1,"b":[true,false,null],"c":"x"}`,
 		"unsorted": `{"z":{"y":1,"x":2},"b":[1.50,2e3,"\u00e9"],"a":"😀","\ue000":9007199254740993}`,
 		"numbers":  `[1e400,123456789012345678901234,0.1,-0.0,5e-324,1.7976931348623157e308]`,
+		// Sorted by keys: in place at the top, in the final pass inside.
+		"wide":       wideUnsorted(300),
+		"wideNested": `{"z":` + wideUnsorted(300) + `,"a":[` + wideUnsorted(20) + `]}`,
 	}
 	for name, in := range inputs {
 		for _, opts := range []canonical.Options{{}, {Numbers: canonical.Exact}} {
@@ -259,8 +327,31 @@ func TestAllocs(t *testing.T) {
 			if allocs != 0 {
 				t.Errorf("%s/%v: Append allocated %v times per run, want 0", name, opts.Numbers, allocs)
 			}
+			if allocs := testing.AllocsPerRun(100, func() { opts.Validate(src) }); allocs != 0 {
+				t.Errorf("%s/%v: Validate allocated %v times per run, want 0", name, opts.Numbers, allocs)
+			}
 		}
 	}
+}
+
+// wideUnsorted returns an object of n members in a fixed shuffled order,
+// named with long shared prefixes and a few escapes.
+func wideUnsorted(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k := (i * 7919) % n
+		if k%10 == 0 {
+			b.WriteString(`"metric.latency.\u00e9` + strconv.Itoa(k) + `":1`)
+		} else {
+			b.WriteString(`"metric.latency.p` + strconv.Itoa(k) + `":1`)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 func TestAppendString(t *testing.T) {

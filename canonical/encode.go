@@ -19,29 +19,45 @@ type frame struct {
 	first   int  // objects: index in encoder.members of the first member
 	cur     int  // objects: index in encoder.members of the current member
 	open    int  // offset in dst of the '[' or '{'
+	srcOpen int  // offset in src of the '[' or '{'
 }
 
-// member locates one member of an open object in the output.
+// member locates one member of an open object in the output. Its value
+// ends where the next member's comma is, or for the last member where the
+// object ends (memberEnd).
+//
+// A member takes 24 bytes, as a wide object holds millions of them.
 type member struct {
-	start   int   // offset in dst of the name's opening quote
-	nameEnd int   // offset in dst just past the name's closing quote
-	end     int   // offset in dst just past the value
-	srcOff  int64 // offset in src of the name's opening quote
-	pend    int32 // len(encoder.pend) when the member began
-	// plain names hold no escapes and no code points from U+E000 on, so
-	// their bytes sort as their UTF-16 code units do.
-	plain bool
+	start  int    // offset in dst of the name's opening quote
+	srcOff int64  // offset in src of the name's opening quote
+	name   uint32 // length of the quoted name in dst, and plainName
+	pend   int32  // len(encoder.pend) when the member began
 }
+
+// plainName marks in member.name a plain name: one without escapes and
+// code points from U+E000 on, so its bytes sort as its UTF-16 code units.
+const plainName = 1 << 31
+
+// nameEnd returns the offset in dst just past the name's closing quote.
+func (m *member) nameEnd() int { return m.start + int(m.name&^plainName) }
+
+func (m *member) plain() bool { return m.name&plainName != 0 }
 
 // encoder is the reusable state of one Append call.
 type encoder struct {
 	opts     Options
 	maxDepth int
+	check    bool    // Validate: keep only the names of open objects in dst
+	ends     []int32 // ValidateEnds: where to record the ends of containers
 	frames   []frame
 	members  []member
 	scratch  []byte      // the output of reorder
+	names    []byte      // Validate's output: the names of open objects
 	digits   []byte      // significant digits of a number split by a point
 	order    []int32     // the sorted positions of an object's members
+	keys     []sortKey   // sortByKeys' scratch
+	packed   []uint64    // sortByKeys' first pass
+	radix    []uint64    // radixSort's other buffer
 	pend     []pending   // objects whose members are out of order
 	spans    []span      // their members, in sorted order
 	emit     []emitFrame // reorder's stack
@@ -59,20 +75,24 @@ func putEncoder(e *encoder) {
 	if cap(e.scratch) > maxRetained {
 		e.scratch = nil
 	}
+	if cap(e.names) > maxRetained {
+		e.names = nil
+	}
 	if cap(e.members) > maxRetained/32 {
 		e.members = nil
 	}
 	if cap(e.frames) > maxRetained/32 {
 		e.frames = nil
 	}
-	if cap(e.digits)+cap(e.order)*4+cap(e.pend)*32+cap(e.spans)*24+cap(e.emit)*32 > maxRetained {
-		e.digits, e.order, e.pend, e.spans, e.emit = nil, nil, nil, nil, nil
+	if cap(e.digits)+cap(e.order)*4+cap(e.keys)*16+cap(e.packed)*8+cap(e.radix)*8+cap(e.pend)*32+cap(e.spans)*24+cap(e.emit)*32 > maxRetained {
+		e.digits, e.order, e.keys, e.packed, e.radix, e.pend, e.spans, e.emit = nil, nil, nil, nil, nil, nil, nil, nil
 	}
 	e.frames = e.frames[:0]
 	e.members = e.members[:0]
 	e.pend = e.pend[:0]
 	e.spans = e.spans[:0]
 	e.opts = Options{}
+	e.check, e.ends = false, nil
 	encoderPool.Put(e)
 }
 
@@ -106,17 +126,23 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				j := skipSpace(src, i+1)
 				if j < len(src) && src[j] == end {
 					dst = append(dst, end)
+					if e.check {
+						dst = dst[:len(dst)-2]
+						if e.ends != nil {
+							e.ends[i] = int32(j + 1)
+						}
+					}
 					i = j + 1
 					state = stAfter
 					continue
 				}
-				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1})
+				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1, srcOpen: i})
 				i = j
 				if c == '{' {
 					state = stName
 				}
 			case '"':
-				if dst, i, _, err = e.appendQuoted(dst, src, i); err != nil {
+				if dst, i, _, err = e.appendQuoted(dst, src, i, !e.check); err != nil {
 					return dst, err
 				}
 				state = stAfter
@@ -134,12 +160,18 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 					}
 					return dst, e.fail(dst, i, ErrSyntax, "invalid literal "+quoteExcerpt(token(src[i:])))
 				}
-				dst = append(dst, lit...)
+				if !e.check {
+					dst = append(dst, lit...)
+				}
 				i += len(lit)
 				state = stAfter
 			case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				mark := len(dst)
 				if dst, i, err = e.appendNumber(dst, src, i); err != nil {
 					return dst, err
+				}
+				if e.check {
+					dst = dst[:mark]
 				}
 				state = stAfter
 			default:
@@ -163,12 +195,19 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			start := len(dst)
 			j := i
 			plain := false
-			if dst, j, plain, err = e.appendQuoted(dst, src, i); err != nil {
+			if dst, j, plain, err = e.appendQuoted(dst, src, i, true); err != nil {
 				return dst, err
+			}
+			if len(dst)-start >= plainName {
+				return dst, e.fail(dst, i, ErrTooLarge, "member name of more than 2 GiB")
+			}
+			nm := uint32(len(dst) - start)
+			if plain {
+				nm |= plainName
 			}
 			top.cur = len(e.members)
 			top.inValue = true
-			e.members = append(e.members, member{start: start, nameEnd: len(dst), srcOff: int64(i), plain: plain, pend: int32(len(e.pend))})
+			e.members = append(e.members, member{start: start, srcOff: int64(i), name: nm, pend: int32(len(e.pend))})
 			i = skipSpace(src, j)
 			if i >= len(src) {
 				return dst, e.eof(dst, src)
@@ -192,9 +231,6 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				return dst, nil
 			}
 			top := &e.frames[len(e.frames)-1]
-			if top.object {
-				e.members[top.cur].end = len(dst)
-			}
 			top.inValue = false
 			if i >= len(src) {
 				return dst, e.eof(dst, src)
@@ -221,6 +257,12 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				e.members = e.members[:top.first]
 				e.frames = e.frames[:len(e.frames)-1]
 				dst = append(dst, '}')
+				if e.check {
+					dst = dst[:top.open] // the names are checked
+					if e.ends != nil {
+						e.ends[top.srcOpen] = int32(i + 1)
+					}
+				}
 				if len(e.pend) > np {
 					e.pend[np].end = len(dst)
 				}
@@ -228,6 +270,12 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			case c == ']' && !top.object:
 				e.frames = e.frames[:len(e.frames)-1]
 				dst = append(dst, ']')
+				if e.check {
+					dst = dst[:top.open]
+					if e.ends != nil {
+						e.ends[top.srcOpen] = int32(i + 1)
+					}
+				}
 				i++
 			case top.object:
 				return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(c)+" after object member, want ',' or '}'")
@@ -257,7 +305,7 @@ func token(b []byte) []byte {
 }
 
 func skipSpace(src []byte, i int) int {
-	for i < len(src) {
+	for i < len(src) && src[i] <= ' ' {
 		switch src[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
@@ -278,6 +326,17 @@ func (e *encoder) sortMembers(dst []byte, first, open int) ([]byte, error) {
 	if len(ms) < 2 {
 		return dst, nil
 	}
+	if e.check && len(ms) < minKeySort {
+		// Validate of a small object: only duplicates matter.
+		for j := 1; j < len(ms); j++ {
+			for k := range j {
+				if ms[k].name&^plainName == ms[j].name&^plainName && bytes.Equal(name(dst, &ms[k]), name(dst, &ms[j])) {
+					return dst, e.duplicate(dst, ms[j])
+				}
+			}
+		}
+		return dst, nil
+	}
 	sorted := true
 	for j := 1; j < len(ms); j++ {
 		c := compareMembers(dst, &ms[j-1], &ms[j])
@@ -295,16 +354,21 @@ func (e *encoder) sortMembers(dst []byte, first, open int) ([]byte, error) {
 		return dst, nil
 	}
 	// Sort positions, not members: they are small and ties order by input.
-	ord := e.order[:0]
-	for j := range ms {
-		ord = append(ord, int32(j))
-	}
-	e.order = ord
-	less := func(a, b int32) bool {
-		c := compareMembers(dst, &ms[a], &ms[b])
-		return c < 0 || c == 0 && a < b
-	}
-	if len(ord) <= 12 {
+	var ord []int32
+	dup := int32(-1)
+	if len(ms) >= minKeySort {
+		dup = e.sortByKeys(dst, ms)
+		ord = e.order
+	} else {
+		ord = e.order[:0]
+		for j := range ms {
+			ord = append(ord, int32(j))
+		}
+		e.order = ord
+		less := func(a, b int32) bool {
+			c := compareMembers(dst, &ms[a], &ms[b])
+			return c < 0 || c == 0 && a < b
+		}
 		for j := 1; j < len(ord); j++ {
 			o := ord[j]
 			k := j
@@ -313,53 +377,60 @@ func (e *encoder) sortMembers(dst []byte, first, open int) ([]byte, error) {
 			}
 			ord[k] = o
 		}
-	} else {
-		slices.SortFunc(ord, func(a, b int32) int {
-			if less(a, b) {
-				return -1
+		for j := 1; j < len(ord); j++ {
+			// Equal names are adjacent, the later one second.
+			if a, b := ord[j-1], ord[j]; bytes.Equal(name(dst, &ms[a]), name(dst, &ms[b])) && (dup < 0 || b < dup) {
+				dup = b
 			}
-			return 1
-		})
-	}
-	dup := int32(-1)
-	for j := 1; j < len(ord); j++ {
-		// Equal names are adjacent, the later one second.
-		if a, b := ord[j-1], ord[j]; bytes.Equal(name(dst, &ms[a]), name(dst, &ms[b])) && (dup < 0 || b < dup) {
-			dup = b
 		}
 	}
 	if dup >= 0 {
 		return dst, e.duplicate(dst, ms[dup])
+	}
+	if e.check {
+		return dst, nil
 	}
 	// A small object with nothing pending inside is cheapest to reorder in
 	// place now. Moving a large one now would move every nested object
 	// again at each enclosing unsorted object, quadratic in depth: record
 	// the order and write everything once at the end (reorder). The bound
 	// keeps the moves of any byte below smallObject/6, the levels of
-	// nesting that fit in it.
-	if lo, hi := ms[0].start, ms[len(ms)-1].end; hi-lo <= smallObject && int32(len(e.pend)) == ms[0].pend {
-		s := e.scratch[:0]
+	// nesting that fit in it. The outermost object has nothing around it,
+	// so it too is reordered in place, whatever its size.
+	end := len(dst)
+	if lo := ms[0].start; (end-lo <= smallObject || len(e.frames) == 1) && int32(len(e.pend)) == ms[0].pend {
+		s := slices.Grow(e.scratch[:0], end-lo)
 		for j, o := range ord {
 			if j > 0 {
 				s = append(s, ',')
 			}
-			s = append(s, dst[ms[o].start:ms[o].end]...)
+			s = append(s, dst[ms[o].start:memberEnd(ms, int(o), end)]...)
 		}
-		copy(dst[lo:hi], s)
+		copy(dst[lo:end], s)
 		e.scratch = s
 		return dst, nil
 	}
 	p := pending{start: open, first: len(e.spans), n: len(ord)}
+	e.spans = slices.Grow(e.spans, len(ord))
 	for _, o := range ord {
 		// Pending objects inside a member were recorded while it was read.
 		after := int32(len(e.pend))
 		if int(o)+1 < len(ms) {
 			after = ms[o+1].pend
 		}
-		e.spans = append(e.spans, span{ms[o].start, ms[o].end, after > ms[o].pend})
+		e.spans = append(e.spans, span{ms[o].start, memberEnd(ms, int(o), end), after > ms[o].pend})
 	}
 	e.pend = append(e.pend, p)
 	return dst, nil
+}
+
+// memberEnd returns the offset in dst just past the value of ms[j], the
+// members of an object whose last value ends at end.
+func memberEnd(ms []member, j, end int) int {
+	if j+1 < len(ms) {
+		return ms[j+1].start - 1 // before the comma
+	}
+	return end
 }
 
 // smallObject is the size up to which an unsorted object is reordered in
@@ -392,7 +463,7 @@ func (e *encoder) reorder(dst []byte, base int) []byte {
 		k, _ := slices.BinarySearchFunc(pend, pos, func(p pending, pos int) int { return cmp.Compare(p.start, pos) })
 		return k
 	}
-	out := e.scratch[:0]
+	out := slices.Grow(e.scratch[:0], len(dst)-base)
 	stack := append(e.emit[:0], emitFrame{obj: -1, pos: base, end: len(dst)})
 	for len(stack) > 0 {
 		top := len(stack) - 1
@@ -446,11 +517,11 @@ type emitFrame struct {
 }
 
 // name returns the escaped name of m in dst, without quotes.
-func name(dst []byte, m *member) []byte { return dst[m.start+1 : m.nameEnd-1] }
+func name(dst []byte, m *member) []byte { return dst[m.start+1 : m.nameEnd()-1] }
 
 // compareMembers orders two members by name.
 func compareMembers(dst []byte, a, b *member) int {
-	if a.plain && b.plain {
+	if a.plain() && b.plain() {
 		na, nb := name(dst, a), name(dst, b)
 		if len(na) > 0 && len(nb) > 0 && na[0] != nb[0] {
 			// Most names differ at once; skip the call.
@@ -558,12 +629,14 @@ var safeASCII = func() (t [256]bool) {
 	return t
 }()
 
-// appendQuoted reads the string starting at src[start] (a quote) and appends
-// its canonical form. It returns the offset just past the closing quote and
-// whether the string is plain (see member.plain).
-func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, bool, error) {
+// appendQuoted reads the string starting at src[start] (a quote) and, if
+// keep, appends its canonical form. It returns the offset just past the closing quote and
+// whether the string is plain (see plainName).
+func (e *encoder) appendQuoted(dst, src []byte, start int, keep bool) ([]byte, int, bool, error) {
 	plain := true
-	dst = append(dst, '"')
+	if keep {
+		dst = append(dst, '"')
+	}
 	i := start + 1
 	run := i
 	for {
@@ -584,10 +657,15 @@ func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, bool, e
 		}
 		switch c := src[i]; {
 		case c == '"':
-			dst = append(dst, src[run:i]...)
-			return append(dst, '"'), i + 1, plain, nil
+			if keep {
+				dst = append(dst, src[run:i]...)
+				dst = append(dst, '"')
+			}
+			return dst, i + 1, plain, nil
 		case c == '\\':
-			dst = append(dst, src[run:i]...)
+			if keep {
+				dst = append(dst, src[run:i]...)
+			}
 			r, n, err := e.unescape(dst, src, i)
 			if err != nil {
 				return dst, i, false, err
@@ -595,7 +673,9 @@ func (e *encoder) appendQuoted(dst, src []byte, start int) ([]byte, int, bool, e
 			if r < 0x20 || r == '"' || r == '\\' || r >= 0xe000 {
 				plain = false
 			}
-			dst = appendRune(dst, r)
+			if keep {
+				dst = appendRune(dst, r)
+			}
 			i += n
 			run = i
 		case c < 0x20:

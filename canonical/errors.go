@@ -24,7 +24,8 @@ var (
 	ErrNumberRange = errors.New("number out of range")
 	// ErrTooDeep reports nesting deeper than [Options.MaxDepth].
 	ErrTooDeep = errors.New("nesting too deep")
-	// ErrTooLarge reports input longer than [Options.MaxBytes].
+	// ErrTooLarge reports input longer than [Options.MaxBytes], or a member
+	// name of more than 2 GiB.
 	ErrTooLarge = errors.New("input too large")
 	// ErrNoncharacter reports a Unicode noncharacter when
 	// [Options.RejectNoncharacters] is set.

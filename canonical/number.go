@@ -98,6 +98,10 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 	if k == 0 {
 		return append(dst, '0'), i, nil // zero, including -0
 	}
+	if e.check && (e.opts.Numbers == Exact && n-1 <= maxExponent && n-1 >= -maxExponent ||
+		e.opts.Numbers == JCS && n > -300 && n < 300) {
+		return dst, i, nil // Validate: in range, and nothing to write
+	}
 
 	// A literal of at most 15 significant digits in the normal range is the
 	// shortest form of its nearest double (DBL_DIG is 15), so JCS needs no
@@ -119,15 +123,29 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 		return appendLayout(dst, neg, d, n), i, nil
 	}
 
-	f, err := strconv.ParseFloat(unsafe.String(&src[start], i-start), 64)
-	if err != nil && math.IsInf(f, 0) {
+	f, ok := nearestDouble(intDigits, fracDigits, n)
+	if !ok {
+		// strconv decides, given 0.D e n: its slow path drops the integer
+		// digits of a literal beyond the 800th from the exponent
+		// (1 followed by 1400 zeros, e-999, came back as 1e-200).
+		d := append(e.digits[:0], '0', '.')
+		d = append(append(d, intDigits...), fracDigits...)
+		d = append(d, 'e')
+		d = strconv.AppendInt(d, n, 10)
+		e.digits = d
+		var err error
+		if f, err = strconv.ParseFloat(unsafe.String(&d[0], len(d)), 64); err != nil && math.IsInf(f, 0) {
+			f = math.Inf(1)
+		}
+	}
+	if math.IsInf(f, 0) {
 		return dst, i, e.fail(dst, start, ErrNumberRange, "number "+quoteExcerpt(src[start:i])+" is beyond the range of a double")
 	}
 	if f == 0 {
 		return append(dst, '0'), i, nil // underflow
 	}
 	var buf [32]byte
-	b := strconv.AppendFloat(buf[:0], math.Abs(f), 'e', -1, 64) // d[.ddd]e±xx
+	b := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // d[.ddd]e±xx
 	m := 0
 	for b[m] != 'e' {
 		m++
@@ -139,6 +157,31 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 	}
 	e.digits = d
 	return appendLayout(dst, neg, d, int64(x)+1), i, nil
+}
+
+// nearestDouble returns the magnitude of the double nearest to 0.D × 10^n,
+// where D, the significant digits of a literal, is ip followed by fp; false
+// when that takes strconv.ParseFloat. The first 19 digits decide it when
+// the next ones are zero or when rounding them down and up gives the same
+// double.
+func nearestDouble(ip, fp []byte, n int64) (float64, bool) {
+	var w uint64
+	k := 0
+	for _, part := range [2][]byte{ip, fp} {
+		for _, c := range part {
+			if k == 19 {
+				break
+			}
+			w = w*10 + uint64(c-'0')
+			k++
+		}
+	}
+	b, ok := decimalToFloat(w, n-int64(k))
+	if ok && len(ip)+len(fp) > k {
+		b2, ok2 := decimalToFloat(w+1, n-int64(k))
+		ok = ok2 && b2 == b
+	}
+	return math.Float64frombits(b), ok
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -2,6 +2,7 @@ package canonical
 
 import (
 	"errors"
+	"math"
 	"strconv"
 )
 
@@ -87,25 +88,61 @@ func (o Options) Append(dst, src []byte) ([]byte, error) {
 		return dst, &Error{Offset: int64(o.MaxBytes), Err: &problem{ErrTooLarge,
 			"input of " + itoa(int64(len(src))) + " bytes exceeds the limit of " + itoa(int64(o.MaxBytes))}}
 	}
-	maxDepth := o.MaxDepth
-	switch {
-	case maxDepth == 0:
-		maxDepth = DefaultMaxDepth
-	case maxDepth < 0:
-		maxDepth = 0
-	}
 	if o.Numbers > Exact {
 		return dst, &Error{Err: &problem{ErrSyntax, "unknown number mode " + o.Numbers.String()}}
 	}
 	e := getEncoder()
 	e.opts = o
-	e.maxDepth = maxDepth
+	e.maxDepth = o.maxDepth()
 	out, err := e.run(dst, src)
 	putEncoder(e)
 	if err != nil {
 		return dst[:n], err
 	}
 	return out, nil
+}
+
+// Validate reports whether Append accepts the JSON text src: it returns
+// the [*Error] Append would return, or nil, without writing the canonical
+// form. It reads src as Append does, so it costs less only where Append
+// would write and reorder: a caller that needs the canonical form of a few
+// parts of a large text can validate the whole and canonicalize just the
+// parts. In steady state Validate does not allocate.
+func (o Options) Validate(src []byte) error { return o.validate(src, nil) }
+
+// ValidateEnds is [Options.Validate] that also records where each array and
+// object of src ends: for a '[' or '{' at src[i], ends[i] becomes the
+// offset just past its closing bracket, so a reader of the valid text can
+// step over a value without reading it. The other elements of ends are
+// left as they are, and on error any of them may have been written.
+// ValidateEnds panics if ends is shorter than src; a src of 2 GiB or more
+// is ErrTooLarge.
+func (o Options) ValidateEnds(src []byte, ends []int32) error {
+	if len(ends) < len(src) {
+		panic("canonical: ValidateEnds: ends is shorter than src")
+	}
+	if len(src) > math.MaxInt32 {
+		return &Error{Offset: math.MaxInt32, Err: &problem{ErrTooLarge, "input of 2 GiB or more for ValidateEnds"}}
+	}
+	return o.validate(src, ends)
+}
+
+func (o Options) validate(src []byte, ends []int32) error {
+	if o.MaxBytes > 0 && len(src) > o.MaxBytes {
+		return &Error{Offset: int64(o.MaxBytes), Err: &problem{ErrTooLarge,
+			"input of " + itoa(int64(len(src))) + " bytes exceeds the limit of " + itoa(int64(o.MaxBytes))}}
+	}
+	if o.Numbers > Exact {
+		return &Error{Err: &problem{ErrSyntax, "unknown number mode " + o.Numbers.String()}}
+	}
+	e := getEncoder()
+	e.opts = o
+	e.maxDepth = o.maxDepth()
+	e.check, e.ends = true, ends
+	var err error
+	e.names, err = e.run(e.names[:0], src)
+	putEncoder(e)
+	return err
 }
 
 // Transform returns the canonical form of the JSON text src in a new slice,
@@ -125,5 +162,16 @@ func Append(dst, src []byte) ([]byte, error) { return Options{}.Append(dst, src)
 // Transform returns the RFC 8785 canonical form of the JSON text src. It is
 // Options{}.Transform.
 func Transform(src []byte) ([]byte, error) { return Options{}.Transform(src) }
+
+// maxDepth returns the nesting limit MaxDepth stands for.
+func (o Options) maxDepth() int {
+	switch {
+	case o.MaxDepth == 0:
+		return DefaultMaxDepth
+	case o.MaxDepth < 0:
+		return 0
+	}
+	return o.MaxDepth
+}
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -343,7 +343,7 @@ func (t *tree) parse(src []byte) error {
 	t.src, t.vals = src, slices.Grow(t.vals[:0], countValues(src))
 	var open []int // the containers being read
 	name := -1     // the name of the member whose value comes next
-	i := skipSpace(src, 0)
+	i := skipSpaceBytes(src, 0)
 	for {
 		// src[i] starts a value.
 		idx := len(t.vals)
@@ -354,17 +354,17 @@ func (t *tree) parse(src []byte) error {
 		switch src[i] {
 		case '{', '[':
 			open = append(open, idx)
-			i = skipSpace(src, i+1)
+			i = skipSpaceBytes(src, i+1)
 		case '"':
 			i = skipQuoted(src, i)
 			t.close(idx, i)
-			i = skipSpace(src, i)
+			i = skipSpaceBytes(src, i)
 		default:
 			for i < len(src) && !strings.ContainsRune(",]} \t\n\r", rune(src[i])) {
 				i++
 			}
 			t.close(idx, i)
-			i = skipSpace(src, i)
+			i = skipSpaceBytes(src, i)
 		}
 		// Close the containers that end here; stop before the next value.
 	closing:
@@ -375,12 +375,12 @@ func (t *tree) parse(src []byte) error {
 			top := open[len(open)-1]
 			switch src[i] {
 			case ',':
-				i = skipSpace(src, i+1)
+				i = skipSpaceBytes(src, i+1)
 				break closing
 			case '}', ']':
 				t.close(top, i+1)
 				open = open[:len(open)-1]
-				i = skipSpace(src, i+1)
+				i = skipSpaceBytes(src, i+1)
 			default: // the first value of a container
 				break closing
 			}
@@ -388,8 +388,8 @@ func (t *tree) parse(src []byte) error {
 		name = -1
 		if src[t.vals[open[len(open)-1]].start] == '{' {
 			name = i
-			i = skipSpace(src, skipQuoted(src, i))
-			i = skipSpace(src, i+1) // past the colon
+			i = skipSpaceBytes(src, skipQuoted(src, i))
+			i = skipSpaceBytes(src, i+1) // past the colon
 		}
 	}
 }
@@ -536,12 +536,9 @@ func (t *tree) document() (document, error) {
 	return d, nil
 }
 
-func skipSpace(s []byte, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
+// skipSpaceBytes returns the offset of the first byte from s[i] on that is
+// not JSON whitespace.
+func skipSpaceBytes(s []byte, i int) int { return skipSpace(unsafeString(s), i) }
 
 // skipQuoted returns the offset just past the JSON string at s[i].
 func skipQuoted(s []byte, i int) int { return skipString(unsafeString(s), i) }

@@ -2,7 +2,10 @@ package fingerprint
 
 import (
 	"math/bits"
+	"slices"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/idemprint/idemprint/canonical"
@@ -16,6 +19,11 @@ type node struct {
 	kids  []int   // indexes in Fingerprinter.nodes
 	ends  []int   // walked paths that end here
 	below []int   // a "#" node: the walked paths that go through it
+	// The kids that a member name leads to, their names, and how many
+	// names these are (two kids may share one: "1" and "\1").
+	named     []int
+	kidsNames []string
+	distinct  int
 }
 
 // buildTrie indexes the walked paths: the Intent paths, or without them the
@@ -40,6 +48,10 @@ func (f *Fingerprinter) buildTrie() {
 				next = len(f.nodes)
 				f.nodes = append(f.nodes, node{seg: seg})
 				f.nodes[n].kids = append(f.nodes[n].kids, next)
+				if !seg.all {
+					f.nodes[n].named = append(f.nodes[n].named, next)
+					f.nodes[n].kidsNames = append(f.nodes[n].kidsNames, seg.name)
+				}
 			}
 			n = next
 			if seg.all {
@@ -47,6 +59,14 @@ func (f *Fingerprinter) buildTrie() {
 			}
 		}
 		f.nodes[n].ends = append(f.nodes[n].ends, pi)
+	}
+	for i := range f.nodes {
+		n := &f.nodes[i]
+		for x, name := range n.kidsNames {
+			if !slices.Contains(n.kidsNames[:x], name) {
+				n.distinct++
+			}
+		}
 	}
 }
 
@@ -57,9 +77,12 @@ func (f *Fingerprinter) selectIntent(st *state) error {
 	n := len(f.walked)
 	st.out = grow(st.out, n)
 	st.holes = grow(st.holes, n)
-	st.where, st.levels = st.where[:0], st.levels[:0]
-	if len(st.body) > 0 && n > 0 {
-		f.visit(st, unsafeString(st.body), 0, 0, 0, f.allIgnorePaths())
+	st.where, st.levels, st.names, st.err = st.where[:0], st.levels[:0], st.names[:0], nil
+	if len(st.text) > 0 && n > 0 {
+		f.visit(st, st.text, skipSpace(st.text, 0), 0, 0, f.allIgnorePaths())
+		if st.err != nil {
+			return st.err
+		}
 	}
 	for pi := range f.walked {
 		p := &f.walked[pi]
@@ -157,46 +180,95 @@ func missing(where string) error {
 	return &RequestError{Part: "body", Name: where, Err: ErrMissingRequired}
 }
 
-// visit walks the canonical value at s[i], reached at trie node ni by a
-// concrete path of d segments (st.where) that the Ignore paths in mask
-// match so far. It appends what each walked path selects to st.out and
-// returns the offset just past the value.
+// visit walks the value at s[i], reached at trie node ni by a concrete
+// path of d segments (st.where) that the Ignore paths in mask match so far.
+// It appends the canonical form of what each walked path selects to st.out
+// and returns the offset just past the value. s is the canonical body, or
+// with st.raw the body as sent, valid but with whitespace, escapes and
+// members in any order: then only the values selected are canonicalized.
 func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) int {
 	n := &f.nodes[ni]
 	end := -1
-	for _, pi := range n.ends {
-		st.out[pi], end = f.filter(st.out[pi], s, i, d, mask)
+	if len(n.ends) > 0 {
+		canon, at := s, i
+		if st.raw {
+			var plain bool
+			end, plain = st.skipCanonical(s, i)
+			if plain {
+				// Already canonical, and a scalar: nothing to ignore in it.
+				for _, pi := range n.ends {
+					st.out[pi] = append(st.out[pi], s[i:end]...)
+				}
+				canon = ""
+			} else {
+				var err error
+				if st.sel, err = f.canon.Append(st.sel[:0], unsafeBytes(s[i:end])); err != nil {
+					st.err = err // cannot happen: a part of a valid body is valid
+				}
+				canon, at = unsafeString(st.sel), 0
+			}
+		}
+		for _, pi := range n.ends {
+			if canon == "" {
+				break
+			}
+			var e int
+			st.out[pi], e = f.filter(st.out[pi], canon, at, d, mask)
+			if !st.raw {
+				end = e
+			}
+		}
 	}
 	if len(n.kids) == 0 || s[i] != '{' && s[i] != '[' {
 		if end < 0 {
-			end = skipValue(s, i)
+			end = st.skip(s, i)
 		}
 		return end
 	}
 	wl := len(st.where)
-	j := i + 1
+	j := skipSpace(s, i+1)
 	if s[i] == '{' {
 		// A name selects from an object only.
+		found := 0
 		for s[j] != '}' {
-			nameEnd := skipString(s, j)
+			nameEnd, escaped := scanString(s, j)
 			name := s[j+1 : nameEnd-1]
+			nl := len(st.names)
+			if st.raw && escaped {
+				// Escaped as sent: compare the canonical spelling. Names
+				// stack up in st.names, so an outer one stays intact.
+				st.tmp = appendUnescaped(st.tmp[:0], s[j:nameEnd])
+				st.names, _ = canonical.AppendString(st.names, unsafeString(st.tmp)) // valid: from a valid string
+				name = unsafeString(st.names[nl+1 : len(st.names)-1])
+			}
+			v := skipSpace(s, skipSpace(s, nameEnd)+1) // past the colon
 			ve := -1
-			for _, ki := range n.kids {
-				k := &f.nodes[ki]
-				if k.seg.all || k.seg.name != name {
+			matched := false
+			for x, kn := range n.kidsNames {
+				if kn != name {
 					continue
 				}
+				matched = true
+				ki := n.named[x]
+				k := &f.nodes[ki]
 				next, _ := f.advance(mask, d, name, -1)
 				st.where = append(st.where[:wl], step{key: k.seg.key, index: -1})
-				ve = f.visit(st, s, nameEnd+1, ki, d+1, next)
+				ve = f.visit(st, s, v, ki, d+1, next)
 			}
-			st.where = st.where[:wl]
+			st.where, st.names = st.where[:wl], st.names[:nl]
+			if matched {
+				if found++; found == n.distinct && st.raw {
+					// Names are unique in a valid object: nothing
+					// further on can match.
+					return int(st.ends[i])
+				}
+			}
 			if ve < 0 {
-				ve = skipValue(s, nameEnd+1)
+				ve = st.skip(s, v)
 			}
-			j = ve
+			j = skipSpace(s, ve)
 			if s[j] == ',' {
-				j++
+				j = skipSpace(s, j+1)
 			}
 		}
 		return j + 1
@@ -245,11 +317,11 @@ func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) in
 		}
 		st.where = st.where[:wl]
 		if ve < 0 {
-			ve = skipValue(s, j)
+			ve = st.skip(s, j)
 		}
-		j = ve
+		j = skipSpace(s, ve)
 		if s[j] == ',' {
-			j++
+			j = skipSpace(s, j+1)
 		}
 	}
 	for _, ki := range n.kids {
@@ -387,8 +459,17 @@ func (f *Fingerprinter) ignoredName(name string) bool {
 	return false
 }
 
-// skipValue returns the offset just past the value at s[i] of a canonical
-// (valid, compact) JSON text.
+// skip returns the offset just past the value at s[i] of the text walked;
+// a container of the body as sent is looked up in st.ends.
+func (st *state) skip(s string, i int) int {
+	if st.raw && (s[i] == '{' || s[i] == '[') {
+		return int(st.ends[i])
+	}
+	return skipValue(s, i)
+}
+
+// skipValue returns the offset just past the value at s[i] of a valid JSON
+// text.
 func skipValue(s string, i int) int {
 	switch s[i] {
 	case '"':
@@ -409,7 +490,104 @@ func skipValue(s string, i int) int {
 		}
 		return i
 	}
-	for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != ']' {
+	for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != ']' && !isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+// skipCanonical returns the offset just past the value at s[i] of the body
+// as sent, and whether the value is a scalar already in canonical form: a
+// literal, or a string without escapes (a valid string holds no raw control
+// characters, quotes or backslashes, and canonical strings keep the rest as
+// it is).
+func (st *state) skipCanonical(s string, i int) (int, bool) {
+	switch s[i] {
+	case 't', 'f', 'n':
+		return skipValue(s, i), true
+	case '"':
+		end, escaped := scanString(s, i)
+		return end, !escaped
+	}
+	return st.skip(s, i), false
+}
+
+// appendUnescaped appends the text of tok, a valid JSON string token,
+// unescaped.
+func appendUnescaped(dst []byte, tok string) []byte {
+	for i := 1; i < len(tok)-1; {
+		c := tok[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		c = tok[i+1]
+		i += 2
+		switch c {
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'u':
+			r := hex4(tok[i:])
+			i += 4
+			if utf16.IsSurrogate(r) { // a valid string: the low half follows
+				r = utf16.DecodeRune(r, hex4(tok[i+2:]))
+				i += 6
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		}
+		dst = append(dst, c) // '"', '\\' or '/'
+	}
+	return dst
+}
+
+// hex4 decodes the four hexadecimal digits that start s.
+func hex4(s string) rune {
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case c >= 'a':
+			c -= 'a' - 10
+		case c >= 'A':
+			c -= 'A' - 10
+		default:
+			c -= '0'
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// scanString returns the offset just past the string at s[i] and whether
+// it holds an escape.
+func scanString(s string, i int) (int, bool) {
+	escaped := false
+	for i++; ; i++ {
+		switch s[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			return i + 1, escaped
+		}
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// skipSpace returns the offset of the first byte from s[i] on that is not
+// JSON whitespace.
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
 		i++
 	}
 	return i
@@ -428,3 +606,5 @@ func skipString(s string, i int) int {
 }
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

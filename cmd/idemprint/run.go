@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -121,11 +122,25 @@ func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 // returns the name to use in messages.
 func readInput(name string, stdin io.Reader) ([]byte, string, error) {
 	if name == "" || name == "-" {
-		b, err := io.ReadAll(stdin)
+		b, err := readAll(stdin)
 		return b, "<stdin>", err
 	}
 	b, err := os.ReadFile(name)
 	return b, name, err
+}
+
+// readAll reads r to the end. A regular file (stdin redirected from one)
+// is read into a buffer of its size, as os.ReadFile does: io.ReadAll would
+// grow one step by step, holding up to twice the input at once.
+func readAll(r io.Reader) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			b := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+			_, err := b.ReadFrom(f)
+			return b.Bytes(), err
+		}
+	}
+	return io.ReadAll(r)
 }
 
 // formatError describes err for a human: with a *canonical.Error found in

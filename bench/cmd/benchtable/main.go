@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -121,6 +122,9 @@ func parse(r io.Reader) ([]*row, error) {
 			}
 		case "allocs/op":
 			x.allocs = rec[1]
+			if v, err := strconv.ParseFloat(rec[1], 64); err == nil {
+				x.allocs = strconv.FormatFloat(math.Round(v), 'f', -1, 64) // 14329374, not 1.4329374e+07
+			}
 		}
 	}
 	kept := rows[:0]
