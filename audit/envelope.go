@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemprint/idemprint/internal/httpsyntax"
 	"github.com/tidwall/gjson"
 )
 
@@ -172,7 +173,7 @@ func parseTime(s string) (time.Time, error) {
 }
 
 func (e *entry) setMethod(s string) error {
-	if !isToken(s) {
+	if !httpsyntax.IsToken(s) {
 		return malformed("method " + quoteShort(s) + " is not an HTTP token")
 	}
 	e.method = s
@@ -231,7 +232,7 @@ func (e *entry) setHeaders(v gjson.Result) error {
 }
 
 func (e *entry) addHeader(name, value string) error {
-	if !isToken(name) {
+	if !httpsyntax.IsToken(name) {
 		return malformed("header name " + quoteShort(name) + " is not an HTTP token")
 	}
 	if strings.EqualFold(name, "Host") {
@@ -348,21 +349,6 @@ func parseHAREntry(raw []byte) (entry, error) {
 		e.dur = time.Duration(*h.Time * float64(time.Millisecond))
 	}
 	return e, nil
-}
-
-// isToken reports whether s is an HTTP token (RFC 9110 §5.6.2).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
 }
 
 // quoteShort quotes s, cut to 40 bytes: messages never echo much input.

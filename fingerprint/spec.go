@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemprint/idemprint/canonical"
+	"github.com/idemprint/idemprint/internal/httpsyntax"
 	"github.com/tidwall/gjson"
 )
 
@@ -185,7 +186,7 @@ func Compile(s Spec) (*Fingerprinter, error) {
 
 	for i, name := range s.Headers {
 		ptr := "/headers/" + strconv.Itoa(i)
-		if !validToken(name) {
+		if !httpsyntax.IsToken(name) {
 			return nil, specErr(ptr, ErrInvalidSpec, "header name "+strconv.Quote(name)+" is not an HTTP token")
 		}
 		lower := strings.ToLower(name)
@@ -472,19 +473,4 @@ func cloneSpec(s Spec) Spec {
 		return append([]string(nil), l...)
 	}
 	return Spec{Intent: c(s.Intent), Ignore: c(s.Ignore), Required: c(s.Required), Numbers: s.Numbers, Headers: c(s.Headers), Query: c(s.Query)}
-}
-
-// validToken reports whether s is an RFC 9110 token, the syntax of a field name.
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/internal/httpsyntax"
 )
 
 // Built-in defaults, used for whatever neither a rule nor the defaults set.
@@ -419,7 +420,7 @@ func (p *parser) key(ptr string, n *node, s *settings) {
 	if v := n.get("header"); v != nil {
 		if h, ok := p.str(ptr+"/header", v); ok {
 			switch why := unreadableHeader(h); {
-			case !isToken(h):
+			case !httpsyntax.IsToken(h):
 				p.fail(ptr+"/header", v, errorf(ErrInvalid, "invalid header name %q", shorten(h, maxEcho)))
 			case why != "":
 				p.fail(ptr+"/header", v, errorf(ErrInvalid, "the key cannot be carried in %s: %s", h, why))
@@ -651,7 +652,7 @@ func (p *parser) replayHeader(ptr string, n *node) *[2]string {
 	}
 	name, value, ok := strings.Cut(s, ":")
 	value = strings.Trim(value, " \t")
-	if !ok || !isToken(name) || value == "" || !isFieldValue(value) {
+	if !ok || !httpsyntax.IsToken(name) || value == "" || !isFieldValue(value) {
 		p.fail(ptr, n, errorf(ErrInvalid, `invalid replay_header %q: want "Name: value", such as "Idempotent-Replayed: true", or "" for none`, s))
 		return nil
 	}
@@ -701,7 +702,7 @@ func (p *parser) excludeHeaders(ptr string, n *node) *[]string {
 		ep, name := ptr+"/"+strconv.Itoa(i), http.CanonicalHeaderKey(h)
 		j, dup := seen[name]
 		switch {
-		case !isToken(h):
+		case !httpsyntax.IsToken(h):
 			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid header name %q", shorten(h, maxEcho)))
 		case dup:
 			p.fail(ep, n.elems[i], errorf(ErrInvalid, "header %q is listed twice, as entry %d and here (names are case-insensitive)", shorten(h, maxEcho), j))
@@ -725,7 +726,7 @@ func (p *parser) methods(ptr string, n *node) []string {
 	for i, m := range ss {
 		ep := ptr + "/" + strconv.Itoa(i)
 		switch {
-		case !isToken(m) || strings.ToUpper(m) != m:
+		case !httpsyntax.IsToken(m) || strings.ToUpper(m) != m:
 			p.fail(ep, n.elems[i], errorf(ErrInvalid, "invalid method %q: want an upper-case HTTP method such as \"POST\"", shorten(m, maxEcho)))
 		case seen[m]:
 			p.fail(ep, n.elems[i], errorf(ErrInvalid, "method %q is listed twice", shorten(m, maxEcho)))

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"strings"
+
+	"github.com/idemprint/idemprint/internal/httpsyntax"
 )
 
 // segment is one segment of a route pattern: a literal, or a parameter
@@ -21,7 +23,7 @@ func parseRoute(s string) (method string, pat pattern, err error) {
 	if !ok {
 		return "", nil, errorf(ErrRoute, `invalid route %q: want "METHOD /path", such as "POST /v1/payments"`, s)
 	}
-	if method == "" || !isToken(method) {
+	if method == "" || !httpsyntax.IsToken(method) {
 		return "", nil, errorf(ErrRoute, "invalid route %q: the method is not an HTTP token", s)
 	}
 	if strings.ToUpper(method) != method {
@@ -147,23 +149,6 @@ func (p pattern) within(q pattern) bool {
 	}
 	for i := range p {
 		if !q[i].param && (p[i].param || p[i].text != q[i].text) {
-			return false
-		}
-	}
-	return true
-}
-
-// isToken reports whether s is an HTTP token (RFC 9110 §5.6.2).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-			continue
-		}
-		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
 			return false
 		}
 	}
