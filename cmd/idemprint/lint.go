@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/policy"
 )
 
@@ -121,7 +122,7 @@ func policyProblems(_ *policy.Policy, err error) []policy.Problem {
 // formatProblem describes a policy problem as formatError describes a JSON
 // error: name:line:col (byte N) at /pointer: problem.
 func formatProblem(name string, src []byte, p policy.Problem) string {
-	line, col := lineCol(src, p.Offset)
+	line, col := canonical.LineColumn(src, p.Offset)
 	return formatProblemAt(name, line, col, p)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/policy"
 )
 
@@ -156,7 +157,8 @@ func TestLintMany(t *testing.T) {
 }
 
 // TestLocator checks that the locator, reading a source once, finds the
-// lines and columns that lineCol finds reading it for every offset.
+// lines and columns that canonical.LineColumn finds reading it for every
+// offset.
 func TestLocator(t *testing.T) {
 	for _, src := range []string{
 		"",
@@ -166,7 +168,7 @@ func TestLocator(t *testing.T) {
 	} {
 		loc := locator{src: []byte(src)}
 		for off := int64(-1); off <= int64(len(src))+1; off++ {
-			wl, wc := lineCol([]byte(src), max(off, 0))
+			wl, wc := canonical.LineColumn([]byte(src), off)
 			if gl, gc := loc.lineCol(off); gl != wl || gc != wc {
 				t.Fatalf("lineCol(%q, %d) = %d:%d, want %d:%d", src, off, gl, gc, wl, wc)
 			}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/idemprint/idemprint/canonical"
 )
@@ -150,7 +149,7 @@ func formatError(name string, src []byte, err error) string {
 	if !errors.As(err, &ce) {
 		return "idemprint: " + name + ": " + err.Error()
 	}
-	line, col := lineCol(src, ce.Offset)
+	line, col := canonical.LineColumn(src, ce.Offset)
 	s := "idemprint: " + name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) +
 		" (byte " + strconv.FormatInt(ce.Offset, 10) + ")"
 	if ce.Pointer != "" {
@@ -159,21 +158,6 @@ func formatError(name string, src []byte, err error) string {
 	return s + ": " + ce.Err.Error()
 }
 
-// lineCol turns a byte offset into a 1-based line and a 1-based column
-// counted in characters (an invalid byte counts as one).
-func lineCol(src []byte, off int64) (line, col int) {
-	if off > int64(len(src)) {
-		off = int64(len(src))
-	}
-	line, start := 1, 0
-	for i, c := range src[:off] {
-		if c == '\n' {
-			line++
-			start = i + 1
-		}
-	}
-	return line, utf8.RuneCount(src[start:off]) + 1
-}
 
 // numberModeFlag is a flag.Value for --numbers.
 type numberModeFlag struct{ mode *canonical.NumberMode }
