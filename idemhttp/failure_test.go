@@ -27,7 +27,10 @@ type faultyStore struct {
 	store.Store
 	reserve func() error
 	write   func(rec policy.Record) error
-	calls   atomic.Int64
+	// lose, when it says so, lets a write happen and then reports it
+	// failed, as when the store's reply is lost.
+	lose  func(rec policy.Record) bool
+	calls atomic.Int64
 }
 
 func (s *faultyStore) Reserve(ctx context.Context, r store.Reservation) (store.Outcome, error) {
@@ -47,7 +50,11 @@ func (s *faultyStore) Write(ctx context.Context, rec policy.Record, g store.Guar
 			return err
 		}
 	}
-	return s.Store.Write(ctx, rec, g)
+	err := s.Store.Write(ctx, rec, g)
+	if err == nil && s.lose != nil && s.lose(rec) {
+		return errDown
+	}
+	return err
 }
 
 func memory(t *testing.T) store.Store { return backends()[0].new(t) }
@@ -397,5 +404,37 @@ func TestRoundTrips(t *testing.T) {
 		count("in flight", 1, func() { a.send("acme", "k2", firstPayment) })
 		close(block)
 		wg.Wait()
+	})
+}
+
+// A renewal whose reply was lost did happen: the holder finds it when its
+// next write conflicts, and completes from it, instead of taking itself
+// for overtaken and losing the response.
+func TestLostRenewalReply(t *testing.T) {
+	eachBackend(t, func(t *testing.T, newStore func(*testing.T) store.Store) {
+		var lost atomic.Int64
+		st := &faultyStore{Store: newStore(t)}
+		st.lose = func(rec policy.Record) bool {
+			// The first renewal: in flight, past the reservation's write.
+			return rec.State == policy.StateInFlight && lost.CompareAndSwap(0, 1)
+		}
+		a := newApp(t, st, shortLease, idemhttp.Options{})
+		a.respond = func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(450 * time.Millisecond) // past the first renewals
+			w.WriteHeader(201)
+			w.Write([]byte(`{"id":"pay_1"}`))
+		}
+		if w := a.send("acme", "k", firstPayment); w.Code != 201 {
+			t.Fatalf("first answer %d", w.Code)
+		}
+		if lost.Load() != 1 {
+			t.Fatal("no renewal reply was lost")
+		}
+		if ev := a.lastEvent(); ev.Outcome != idemhttp.Stored {
+			t.Fatalf("outcome %v (%v), want stored", ev.Outcome, ev.Err)
+		}
+		if w := a.send("acme", "k", firstPayment); w.Code != 201 || w.Header().Get("Idempotent-Replayed") != "true" {
+			t.Errorf("retry = %d %v, want the replay", w.Code, w.Header())
+		}
 	})
 }

@@ -27,7 +27,8 @@ type holder struct {
 	index    int             // in m.renewals.holders; guarded by m.renewals.mu
 
 	mu        sync.Mutex
-	cur       policy.Record // the reservation as last written
+	cur       policy.Record  // the reservation as last written
+	unknown   *policy.Record // a renewal whose reply was lost, which may have happened
 	done      bool
 	overtaken bool // a renewal found the reservation taken over
 	calls     int
@@ -68,12 +69,15 @@ func (h *holder) renew() {
 	cancel()
 	switch {
 	case err == nil:
-		h.cur = next
+		h.cur, h.unknown = next, nil
+	case errors.Is(err, store.ErrConflict) && h.adoptUnknown(h.ctx):
+		// An earlier renewal did happen; the next round renews from it.
 	case errors.Is(err, store.ErrConflict):
 		h.overtaken = true
 		h.m.log.LogAttrs(h.ctx, slog.LevelWarn, "idemhttp: reservation taken over while its handler runs; its response will not be stored",
 			slog.String("rule", h.rule.Pointer()), slog.Uint64("generation", h.cur.Generation))
-	default: // the next round tries again
+	default: // the write may have happened; the next round tries again
+		h.unknown = &next
 		h.m.log.LogAttrs(h.ctx, slog.LevelWarn, "idemhttp: renewing a lease failed; retrying", slog.String("rule", h.rule.Pointer()), slog.Any("error", err))
 	}
 }
@@ -163,17 +167,24 @@ func (rs *renewals) loop() {
 	}
 }
 
-// finish writes rec, the record that ends the reservation (made from
-// h.cur), retrying a failed store until the completion timeout: a write
-// is idempotent, so a retry after a lost reply is safe. It returns nil, an
-// error wrapping store.ErrConflict when the reservation was taken over,
-// or the last store error.
-func (h *holder) finish(rec policy.Record) error {
+// finish writes the record that ends the reservation, made by build from
+// the reservation as last written, retrying a failed store until the
+// completion timeout: a completion or a release already written is taken
+// as written, so a retry after a lost reply is safe. When the write finds
+// another generation because a renewal whose reply was lost did happen,
+// it rebuilds the record from that renewal. It returns the record written
+// and nil, an error wrapping store.ErrConflict when the reservation was
+// taken over, or the last store error.
+func (h *holder) finish(build func(res *policy.Record) (policy.Record, error)) (policy.Record, error) {
 	ctx := h.ctx
 	if _, local := h.m.store.(*store.Memory); !local { // an in-process store never blocks
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(h.ctx, h.m.completionTimeout)
 		defer cancel()
+	}
+	rec, err := build(&h.cur)
+	if err != nil {
+		return rec, err
 	}
 	backoff := 20 * time.Millisecond
 	for {
@@ -181,14 +192,43 @@ func (h *holder) finish(rec policy.Record) error {
 		err := h.m.store.Write(ctx, rec, store.Guard{})
 		h.latency += time.Since(start)
 		h.calls++
+		if errors.Is(err, store.ErrConflict) && h.adoptUnknown(ctx) {
+			if rec, err = build(&h.cur); err != nil {
+				return rec, err
+			}
+			continue
+		}
 		if err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid) || ctx.Err() != nil {
-			return err
+			return rec, err
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			return rec, err
 		case <-time.After(jitter(backoff)):
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// adoptUnknown reads the reservation's record back after a conflict: if it
+// is the renewal whose reply was lost, that renewal happened, and it is
+// the reservation as last written. A reservation is never written again
+// as a retry (the store takes an identical one for another request's), so
+// this is how a holder tells its own lost renewal from a takeover. The
+// caller holds h.mu, or renewals have stopped.
+func (h *holder) adoptUnknown(ctx context.Context) bool {
+	lost := h.unknown
+	h.unknown = nil
+	if lost == nil {
+		return false
+	}
+	start := time.Now()
+	rec, err := h.m.store.Read(ctx, lost.StorageKey)
+	h.latency += time.Since(start)
+	h.calls++
+	if err != nil || rec == nil || !store.Equal(rec, lost) {
+		return false
+	}
+	h.cur = *rec
+	return true
 }

@@ -315,10 +315,7 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 			return
 		}
 		ev.Outcome, ev.Status = Panicked, cw.status
-		if rel, err := rule.Release(&h.cur); err == nil {
-			ev.Err = h.finish(rel)
-		}
-		if ev.Err != nil {
+		if _, ev.Err = h.finish(rule.Release); ev.Err != nil {
 			m.log.LogAttrs(r.Context(), slog.LevelError, "idemhttp: releasing the reservation of a panicking handler failed; it holds until its lease lapses",
 				slog.String("rule", rule.Pointer()), slog.Any("error", ev.Err))
 		}
@@ -334,28 +331,26 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 		status = http.StatusOK // what net/http sends for a handler that wrote nothing
 	}
 	ev.Status = status
-	now := c.StoreTime()
-	var rec policy.Record
-	var err error
-	switch {
-	case cw.disposition == dispositionHold:
+	if cw.disposition == dispositionHold {
 		ev.Outcome = Held
 		m.log.LogAttrs(r.Context(), slog.LevelWarn, "idemhttp: the request's outcome is unknown; its reservation holds until its lease lapses",
 			slog.String("rule", rule.Pointer()), slog.Int("status", status))
 		return
-	case cw.disposition == dispositionRelease:
-		rec, err = rule.Release(&h.cur)
-	case cw.hijacked:
-		rec, err = rule.CompleteWithoutResponse(&h.cur, 0, 0, now)
-	case cw.overflow:
-		rec, err = rule.CompleteWithoutResponse(&h.cur, status, cw.size, now)
-	default:
-		// The store may keep the body: give it its own copy of the pooled buffer.
-		rec, err = rule.Complete(&h.cur, policy.Response{Status: status, Header: cw.header, Body: bytes.Clone(cw.body)}, now)
 	}
-	if err == nil {
-		err = h.finish(rec)
-	}
+	now := c.StoreTime()
+	// The store may keep the body: give it its own copy of the pooled buffer.
+	resp := policy.Response{Status: status, Header: cw.header, Body: bytes.Clone(cw.body)}
+	rec, err := h.finish(func(res *policy.Record) (policy.Record, error) {
+		switch {
+		case cw.disposition == dispositionRelease:
+			return rule.Release(res)
+		case cw.hijacked:
+			return rule.CompleteWithoutResponse(res, 0, 0, now)
+		case cw.overflow:
+			return rule.CompleteWithoutResponse(res, status, cw.size, now)
+		}
+		return rule.Complete(res, resp, now)
+	})
 	switch {
 	case err == nil && rec.State == policy.StateNone:
 		ev.Outcome = Released

@@ -1,12 +1,9 @@
 package store
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
 	"hash/maphash"
-	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -211,7 +208,7 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 		var curGen uint64
 		if cur != nil {
 			curGen = cur.rec.Generation
-			if curGen == rec.Generation && sameRecord(&cur.rec, &rec) {
+			if curGen == rec.Generation && rec.State != policy.StateInFlight && Equal(&cur.rec, &rec) {
 				sh.mu.Unlock()
 				return nil // a retried write that happened
 			}
@@ -420,31 +417,6 @@ func lifeEnd(rec *policy.Record) time.Time {
 		return rec.LeaseExpiry
 	}
 	return rec.ExpiresAt
-}
-
-// sameRecord reports whether a stored record equals rec, as a retried
-// write finds it.
-func sameRecord(stored, rec *policy.Record) bool {
-	return stored.Generation == rec.Generation && stored.State == rec.State &&
-		stored.LeaseExpiry.Equal(storeTime(rec.LeaseExpiry)) && stored.ExpiresAt.Equal(storeTime(rec.ExpiresAt)) &&
-		stored.Tenant == rec.Tenant && stored.Key == rec.Key && stored.Route == rec.Route &&
-		stored.Fingerprint == rec.Fingerprint && stored.SpecDigest == rec.SpecDigest &&
-		bytes.Equal(stored.Intent, rec.Intent) && (stored.Intent == nil) == (rec.Intent == nil) &&
-		stored.Status == rec.Status && bytes.Equal(stored.Body, rec.Body) && sameHeader(stored.Header, rec.Header)
-}
-
-func sameHeader(a, b http.Header) bool {
-	n := 0
-	for k, v := range b {
-		if len(v) == 0 {
-			continue
-		}
-		n++
-		if !slices.Equal(a[k], v) {
-			return false
-		}
-	}
-	return n == len(a)
 }
 
 // endHeap orders entries by the end of their life, kept in the heap

@@ -40,9 +40,14 @@ type Store interface {
 	// generation 0) and, when guard names a storage key, the record there
 	// is as guard says, judged at the store's time. Otherwise it writes
 	// nothing and returns an error wrapping [ErrConflict]. Writing a record
-	// that is already stored (equal generation, state, times and payload)
-	// succeeds without a change, so a Write retried after a lost reply is
-	// safe. Use it for everything the engine returns but a first
+	// that is not in flight (a completion or a release) that is already
+	// stored, equal in every field ([Equal]), succeeds without a change, so
+	// such a Write retried after a lost reply is safe. An in-flight record
+	// (a takeover, a new identity, a renewal) is never taken as already
+	// written: two requests racing to take over one key can make identical
+	// reservations, and only the first may hold it; a holder whose renewal
+	// reply was lost reads the record back. Use it for everything the
+	// engine returns but a first
 	// reservation: a takeover or new identity from [policy.Rule.Decide],
 	// and [policy.Rule.Complete], [policy.Rule.Renew] and
 	// [policy.Rule.Release].

@@ -232,8 +232,10 @@ BEGIN
             RETURN;
         END IF;
     END IF;
+    -- A completion or release already written succeeds again; a
+    -- reservation never does: an identical one may be another request's.
     PERFORM FROM {table} r
-        WHERE r.storage_key = p_key AND r.generation = p_generation AND r.state = p_state
+        WHERE p_state <> 1 AND r.storage_key = p_key AND r.generation = p_generation AND r.state = p_state
           AND r.lease_expiry = p_lease_expiry AND r.expires_at = p_expires_at AND r.payload = p_payload
           AND {r_alive};
     o_result := CASE WHEN FOUND THEN 1 ELSE 2 END;

@@ -135,8 +135,8 @@ const writeSource = prelude + `
 local c, cl, ce, cfin = load(KEYS[1])
 if c == false then return -1 end
 if c and now >= cfin then c = nil end
-if c and c[1] == ARGV[1] and c[2] == ARGV[3] and c[3] == ARGV[4] and c[4] == ARGV[5] and c[5] == ARGV[6] then
-  return 1
+if c and ARGV[3] ~= '1' and c[1] == ARGV[1] and c[2] == ARGV[3] and c[3] == ARGV[4] and c[4] == ARGV[5] and c[5] == ARGV[6] then
+  return 1 -- a completion or release already written; never a reservation, which may be another's
 end
 if (c and c[1] or '0') ~= ARGV[2] then return 0 end
 if #KEYS > 1 then

@@ -12,6 +12,7 @@ import (
 var (
 	_ = register("Write/Fencing", testFencing)
 	_ = register("Write/Retried", testWriteRetried)
+	_ = register("Write/IdenticalReservations", testIdenticalReservations)
 	_ = register("Write/Guard", testGuard)
 	_ = register("Write/Invalid", testWriteInvalid)
 	_ = register("Delete", testDelete)
@@ -76,6 +77,32 @@ func testWriteRetried(t *testing.T, f *fixture) {
 	}
 	if d := diff(&done, f.read(done.StorageKey)); d != "" {
 		t.Errorf("the record changed:%s", d)
+	}
+}
+
+// Two retries that find the same lapsed reservation at the same store
+// time make identical takeover records: only the first write may win,
+// since the second is another request's, not a retry of the first write.
+func testIdenticalReservations(t *testing.T, f *fixture) {
+	req := f.request(f.pay, "acme", "k1", 10)
+	first := f.reserve(f.pay, req)
+	f.pass(lease + margin)
+	out, err := f.s.Reserve(context.Background(), f.reservation(f.pay, req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reserved {
+		t.Skip("the store's clock passed the record's TTL: nothing to take over")
+	}
+	d, err := f.pay.Decide(req, out.Primary, out.NewIdentity, out.Now)
+	if err != nil || d.Action != policy.Execute {
+		t.Fatalf("Decide on a lapsed reservation = %v, %v; want a takeover", d.Action, err)
+	}
+	if err := f.s.Write(context.Background(), *d.Reserve, store.Guard{}); err != nil {
+		t.Fatalf("the first takeover: %v", err)
+	}
+	if err := f.s.Write(context.Background(), *d.Reserve, store.Guard{}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("an identical second takeover of generation %d: error %v, want ErrConflict", first.Record.Generation, err)
 	}
 }
 
