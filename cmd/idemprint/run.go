@@ -158,7 +158,6 @@ func formatError(name string, src []byte, err error) string {
 	return s + ": " + ce.Err.Error()
 }
 
-
 // numberModeFlag is a flag.Value for --numbers.
 type numberModeFlag struct{ mode *canonical.NumberMode }
 
