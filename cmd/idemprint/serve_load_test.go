@@ -401,7 +401,9 @@ func loadReport(t *testing.T, name string, lr *loadRun, led *ledger, took time.D
 			if f.mustRepeat != nil && f.mustRepeat(e1) {
 				must++
 			}
-			cut := e1.start.Before(f.at) && e1.end.After(f.at.Add(-f.window))
+			// An execution whose answer was lost was cut, even one that began
+			// in the moment between the fault's time and its effect.
+			cut := e1.lost || e1.start.Before(f.at) && e1.end.After(f.at.Add(-f.window))
 			if !cut || f.via != "" && e1.via != f.via {
 				t.Errorf("%s: executed twice, but its first execution (via %s, %v to %v) was not cut by the fault at %v", key, e1.via, e1.start.Format("15:04:05.000"), e1.end.Format("15:04:05.000"), f.at.Format("15:04:05.000"))
 			}

@@ -494,3 +494,23 @@ func TestUpstreamTimeoutIdleConnections(t *testing.T) {
 		}
 	}
 }
+
+// The upstream timeout bounds silence, not length: an answer trickled
+// byte by byte, each within the timeout, arrives whole however long it
+// takes, although the deadlines are moved only now and then.
+func TestUpstreamTimeoutProgress(t *testing.T) {
+	up := newUpstream(t)
+	f := newFront(t, up.URL, sidecar.Config{Proxy: sidecar.ProxyOptions{Timeout: 100 * time.Millisecond}})
+	const want = `{"id":"pay_1"}`
+	up.setRespond(func(w http.ResponseWriter, r *http.Request, n int) {
+		w.WriteHeader(201)
+		for i := range len(want) { // 14 pauses of 40 ms: 560 ms in all
+			time.Sleep(40 * time.Millisecond)
+			w.Write([]byte(want[i : i+1]))
+			http.NewResponseController(w).Flush()
+		}
+	})
+	if a := f.send(t, "k", pay); a.Status != 201 || a.Body != want || a.Err != nil {
+		t.Errorf("trickled answer = %d %q %v, want 201 %q", a.Status, a.Body, a.Err, want)
+	}
+}

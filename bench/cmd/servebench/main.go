@@ -77,7 +77,9 @@ func role(name string, args []string) error {
 		if err != nil {
 			return err
 		}
-		return http.ListenAndServe(args[0], sidecar.NewBareProxy(u, sidecar.ProxyOptions{}))
+		// The same upstream timeout as serve's default, so that both pay
+		// for it.
+		return http.ListenAndServe(args[0], sidecar.NewBareProxy(u, sidecar.ProxyOptions{Timeout: time.Minute}))
 	case name == "load" && len(args) == 2: // load ADDR DURATION: for profiling a target
 		d, err := time.ParseDuration(args[1])
 		if err != nil {
