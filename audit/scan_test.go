@@ -63,7 +63,9 @@ func checkScanLine(t *testing.T, line string) (taken bool) {
 		cmp.AllowUnexported(entry{}),
 		cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) && a.Location().String() == b.Location().String() }),
 		cmp.Comparer(func(a, b *url.URL) bool { return *a == *b }),
-		cmp.Comparer(func(a, b http.Header) bool { return cmp.Equal(map[string][]string(a), map[string][]string(b)) && (a == nil) == (b == nil) }),
+		cmp.Comparer(func(a, b http.Header) bool {
+			return cmp.Equal(map[string][]string(a), map[string][]string(b)) && (a == nil) == (b == nil)
+		}),
 	}
 	if diff := cmp.Diff(want, got, opts); diff != "" || gotCheck != wantCheck {
 		t.Fatalf("scanLine(%q) mismatch (-parseLineGJSON +scanLine):\n%s\ncheckBody %v, want %v", line, diff, gotCheck, wantCheck)
