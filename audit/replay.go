@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -580,7 +579,7 @@ type reorder struct {
 	others  queue[waiting]
 }
 
-func (q *reorder) len() int { return q.inOrder.len() + q.others.Len() }
+func (q *reorder) len() int { return q.inOrder.len() + q.others.len() }
 
 func (q *reorder) push(w waiting) {
 	if q.inOrder.len() == 0 || !waitingBefore(w, q.inOrder.back()) {
@@ -608,28 +607,57 @@ func (q *reorder) pop() waiting {
 	return q.others.pop()
 }
 
-// queue is a priority queue: a container/heap of T ordered by less.
+// queue is a priority queue of T ordered by less: a binary heap on a
+// slice, without the boxing of container/heap's interface.
 type queue[T any] struct {
 	items []T
 	less  func(a, b T) bool
 }
 
-func (q *queue[T]) Len() int           { return len(q.items) }
-func (q *queue[T]) Less(i, j int) bool { return q.less(q.items[i], q.items[j]) }
-func (q *queue[T]) Swap(i, j int)      { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *queue[T]) Push(x any)         { q.items = append(q.items, x.(T)) }
-func (q *queue[T]) Pop() any {
-	var zero T
-	x := q.items[len(q.items)-1]
-	q.items[len(q.items)-1] = zero
-	q.items = q.items[:len(q.items)-1]
-	return x
-}
-
-func (q *queue[T]) push(x T)    { heap.Push(q, x) }
-func (q *queue[T]) pop() T      { return heap.Pop(q).(T) }
+func (q *queue[T]) len() int    { return len(q.items) }
 func (q *queue[T]) first() T    { return q.items[0] }
 func (q *queue[T]) empty() bool { return len(q.items) == 0 }
+
+func (q *queue[T]) push(x T) {
+	q.items = append(q.items, x)
+	// Up: as container/heap.
+	j := len(q.items) - 1
+	for j > 0 {
+		i := (j - 1) / 2 // parent
+		if i == j || !q.less(q.items[j], q.items[i]) {
+			break
+		}
+		q.items[i], q.items[j] = q.items[j], q.items[i]
+		j = i
+	}
+}
+
+func (q *queue[T]) pop() T {
+	var zero T
+	n := len(q.items) - 1
+	q.items[0], q.items[n] = q.items[n], q.items[0]
+	// Down: as container/heap, over the first n items.
+	i := 0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && q.less(q.items[j2], q.items[j1]) {
+			j = j2 // right child
+		}
+		if !q.less(q.items[j], q.items[i]) {
+			break
+		}
+		q.items[i], q.items[j] = q.items[j], q.items[i]
+		i = j
+	}
+	x := q.items[n]
+	q.items[n] = zero
+	q.items = q.items[:n]
+	return x
+}
 
 func waitingBefore(a, b waiting) bool {
 	if c := a.it.e.t.Compare(b.it.e.t); c != 0 {

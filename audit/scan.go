@@ -3,6 +3,7 @@ package audit
 import (
 	"net/http"
 	"net/textproto"
+	"strings"
 	"time"
 
 	"github.com/idemprint/idemprint/internal/httpsyntax"
@@ -26,7 +27,9 @@ func scanLine(line string, raw []byte) (e entry, checkBody, ok bool) {
 		return e, false, false
 	}
 	seen := 0
-	var hdrs headerList
+	var buf [32]string // the names and values of the first 16 headers
+	hdrs := headerList{names: buf[:0:16], values: buf[16:16:32]}
+	hasHeaders := false
 	for {
 		sc.space()
 		name, ok := sc.str()
@@ -48,7 +51,7 @@ func scanLine(line string, raw []byte) (e entry, checkBody, ok bool) {
 			if !sc.headers(&hdrs) {
 				return e, false, false
 			}
-			e.header = http.Header{} // even without members, as setHeaders
+			hasHeaders = true
 		case memberBody:
 			switch sc.peek() {
 			case '{', '[':
@@ -92,9 +95,8 @@ func scanLine(line string, raw []byte) (e entry, checkBody, ok bool) {
 	if sc.i != len(line) || seen&(memberTime|memberMethod|memberPath) != memberTime|memberMethod|memberPath {
 		return e, false, false
 	}
-	if e.header == nil {
-		e.header = http.Header{}
-	} else if !e.addHeaders(&hdrs) {
+	e.header = make(http.Header, len(hdrs.names))
+	if hasHeaders && !e.addHeaders(&hdrs) {
 		return e, false, false
 	}
 	return e, checkBody, true
@@ -150,13 +152,9 @@ func (e *entry) setString(bit int, v string) bool {
 // they are added to the header map in one go.
 type headerList struct {
 	names, values []string
-	buf           [32]string // names and values of the first 16 headers
 }
 
 func (l *headerList) add(name, value string) {
-	if l.names == nil {
-		l.names, l.values = l.buf[:0:16], l.buf[16:16:32]
-	}
 	l.names = append(l.names, name)
 	l.values = append(l.values, value)
 }
@@ -325,23 +323,40 @@ func (sc *lineScanner) headers(l *headerList) bool {
 	}
 }
 
+// squashClass classes the bytes that squash looks at: 1 opens, 2 closes,
+// 3 starts a string.
+var squashClass = [256]uint8{'{': 1, '[': 1, '(': 1, '}': 2, ']': 2, ')': 2, '"': 3}
+
 // squash returns the end of the object or array that starts at s[i], as
 // gjson finds it: by counting brackets and parentheses outside strings,
 // whatever else the value holds; false when it does not end in s.
 func squash(s string, i int) (int, bool) {
 	depth := 0
 	for ; i < len(s); i++ {
-		switch s[i] {
-		case '{', '[', '(':
+		switch squashClass[s[i]] {
+		case 0:
+		case 1:
 			depth++
-		case '}', ']', ')':
+		case 2:
 			if depth--; depth == 0 {
 				return i + 1, true
 			}
-		case '"':
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' {
-					i++
+		case 3:
+			// The string ends at the first quote after an even run of
+			// backslashes.
+			start := i + 1
+			for {
+				q := strings.IndexByte(s[i+1:], '"')
+				if q < 0 {
+					return 0, false
+				}
+				i += 1 + q
+				n := 0
+				for j := i - 1; j >= start && s[j] == '\\'; j-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
 				}
 			}
 		}
