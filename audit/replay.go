@@ -81,6 +81,10 @@ type replayer struct {
 	expiry map[time.Duration]*fifo[expiring]
 	done   queue[*completion]
 	seq    int64
+	// spare holds completions done with, for reuse; noHeader is the empty
+	// header of every response, which Complete only reads.
+	spare    []*completion
+	noHeader http.Header
 
 	pairs    chan pairJob
 	analyzed chan struct{}
@@ -89,18 +93,19 @@ type replayer struct {
 func newReplayer(ctx context.Context, pol *policy.Policy, opts *Options, inputs []Input) (*replayer, error) {
 	r := &replayer{
 		ctx: ctx, opts: opts,
-		report:  &Report{Inputs: make([]InputSummary, len(inputs)), TenantHeader: opts.TenantHeader},
-		rules:   map[*policy.Rule]*ruleStats{},
-		order:   pol.Rules(),
-		window:  opts.ReorderWindow,
-		maxWait: opts.ReorderRequests,
-		keys:    map[string]*keyState{},
-		unruled: map[string]*keyState{},
-		routes:  map[string]*RouteReport{},
-		expiry:  map[time.Duration]*fifo[expiring]{},
-		pairs:   make(chan pairJob, 1024),
-		waiting: reorder{others: queue[waiting]{less: waitingBefore}},
-		done:    queue[*completion]{less: completionBefore},
+		report:   &Report{Inputs: make([]InputSummary, len(inputs)), TenantHeader: opts.TenantHeader},
+		rules:    map[*policy.Rule]*ruleStats{},
+		order:    pol.Rules(),
+		window:   opts.ReorderWindow,
+		maxWait:  opts.ReorderRequests,
+		keys:     map[string]*keyState{},
+		unruled:  map[string]*keyState{},
+		routes:   map[string]*RouteReport{},
+		expiry:   map[time.Duration]*fifo[expiring]{},
+		pairs:    make(chan pairJob, 1024),
+		waiting:  reorder{others: queue[waiting]{less: waitingBefore}},
+		done:     queue[*completion]{less: completionBefore},
+		noHeader: http.Header{},
 	}
 	if r.window <= 0 {
 		r.window = DefaultReorderWindow
@@ -209,7 +214,7 @@ func (r *replayer) finish() error {
 		}
 	}
 	for !r.done.empty() {
-		if err := r.complete(r.done.pop()); err != nil {
+		if err := r.completeQueued(r.done.pop()); err != nil {
 			r.abort()
 			return err
 		}
@@ -253,7 +258,7 @@ func (r *replayer) ruleOrder() []*policy.Rule {
 // window closed.
 func (r *replayer) advance(t time.Time) error {
 	for !r.done.empty() && !r.done.first().at.After(t) {
-		if err := r.complete(r.done.pop()); err != nil {
+		if err := r.completeQueued(r.done.pop()); err != nil {
 			return err
 		}
 	}
@@ -364,21 +369,35 @@ func (r *replayer) decideItem(w waiting) error {
 		status = rs.assumedStatus()
 		r.report.AssumedStatus++
 	}
-	c := &completion{at: t.Add(it.e.dur), rs: rs, rec: claim.Record, status: status}
 	if it.e.dur == 0 {
-		return r.complete(c)
+		c := completion{at: t, rs: rs, rec: claim.Record, status: status}
+		return r.complete(&c)
+	}
+	var c *completion
+	if n := len(r.spare); n > 0 {
+		c, r.spare = r.spare[n-1], r.spare[:n-1]
+	} else {
+		c = new(completion)
 	}
 	r.seq++
-	c.seq = r.seq
+	*c = completion{at: t.Add(it.e.dur), seq: r.seq, rs: rs, rec: claim.Record, status: status}
 	r.done.push(c)
 	return nil
+}
+
+// completeQueued completes c, taken from r.done, and keeps it for reuse.
+func (r *replayer) completeQueued(c *completion) error {
+	err := r.complete(c)
+	*c = completion{}
+	r.spare = append(r.spare, c)
+	return err
 }
 
 // complete writes the completion of a reservation, as the middleware does
 // once the handler answered.
 func (r *replayer) complete(c *completion) error {
 	r.clock = c.at
-	rec, err := c.rs.rule.Complete(&c.rec, policy.Response{Status: c.status, Header: http.Header{}}, c.at)
+	rec, err := c.rs.rule.Complete(&c.rec, policy.Response{Status: c.status, Header: r.noHeader}, c.at)
 	if err != nil {
 		return err
 	}
@@ -482,11 +501,31 @@ func pathShape(p string) string {
 
 // own returns a copy of fr that shares no memory with the batch it was
 // read in, holding only what the spec reads: the headers and query
-// parameters it names, and the body.
+// parameters it names, and the body. Its strings are cut from one copy.
 func (sp *specNames) own(fr fingerprint.Request) fingerprint.Request {
+	n := len(fr.Method) + len(fr.Path)
+	for _, name := range sp.headers {
+		for _, x := range fr.Header.Values(name) {
+			n += len(x)
+		}
+	}
+	if len(fr.Query) > 0 {
+		for _, name := range sp.query {
+			for _, x := range fr.Query[name] {
+				n += len(name) + len(x)
+			}
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	str := func(s string) string {
+		at := b.Len()
+		b.WriteString(s)
+		return b.String()[at:]
+	}
 	out := fingerprint.Request{
-		Method: strings.Clone(fr.Method),
-		Path:   strings.Clone(fr.Path),
+		Method: str(fr.Method),
+		Path:   str(fr.Path),
 		Body:   bytes.Clone(fr.Body),
 	}
 	for _, name := range sp.headers {
@@ -495,7 +534,7 @@ func (sp *specNames) own(fr fingerprint.Request) fingerprint.Request {
 				out.Header = http.Header{}
 			}
 			for _, x := range v {
-				out.Header.Add(name, strings.Clone(x))
+				out.Header.Add(name, str(x))
 			}
 		}
 	}
@@ -503,7 +542,7 @@ func (sp *specNames) own(fr fingerprint.Request) fingerprint.Request {
 		out.Query = url.Values{}
 		for _, name := range sp.query {
 			for _, x := range fr.Query[name] {
-				out.Query.Add(strings.Clone(name), strings.Clone(x))
+				out.Query.Add(str(name), str(x))
 			}
 		}
 	}
