@@ -40,6 +40,9 @@ type pos struct {
 type snapshot struct {
 	at pos
 	fr fingerprint.Request
+	// intent is fr's intent document when the rule stores it (the
+	// record's, shared and never written), else nil.
+	intent []byte
 }
 
 // keyState is what the replay keeps of a storage key while its record
@@ -324,8 +327,15 @@ func (r *replayer) decideItem(w waiting) error {
 	}
 	pk := it.pk
 	ks := r.live(r.keys, pk, t)
+	var snap *snapshot
 	if ks == nil {
-		ks = &keyState{uses: 1, first: w.at}
+		// A new key's state and its request's snapshot, most often its
+		// creator, in one allocation.
+		both := &struct {
+			keyState
+			snapshot
+		}{keyState: keyState{uses: 1, first: w.at}}
+		ks, snap = &both.keyState, &both.snapshot
 		r.keys[pk] = ks
 		r.extend(pk, ks, t.Add(it.rule.TTL()), it.rule.TTL(), false)
 		rs.rep.Keys++
@@ -343,7 +353,10 @@ func (r *replayer) decideItem(w waiting) error {
 	case policy.ReasonOtherRoute, policy.ReasonSpecChanged:
 		from = nil
 	}
-	snap := &snapshot{at: w.at, fr: it.own}
+	if snap == nil {
+		snap = new(snapshot)
+	}
+	*snap = snapshot{at: w.at, fr: it.own, intent: it.req.Intent}
 	if from != nil && from.creator != nil && (d.Reason == policy.ReasonMismatch || !bytes.Equal(from.creator.fr.Body, it.own.Body)) {
 		select {
 		case r.pairs <- pairJob{an: rs.an, reason: d.Reason, a: from.creator, b: snap}:
