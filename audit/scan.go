@@ -27,8 +27,10 @@ func scanLine(line string, raw []byte) (e entry, checkBody, ok bool) {
 		return e, false, false
 	}
 	seen := 0
-	var buf [32]string // the names and values of the first 16 headers
-	hdrs := headerList{names: buf[:0:16], values: buf[16:16:32]}
+	// The names and values of the headers, in order, gathered before they
+	// are added to the header map in one go; on the stack for 16 headers.
+	var buf [32]string
+	names, values := buf[:0:16], buf[16:16:32]
 	hasHeaders := false
 	for {
 		sc.space()
@@ -48,7 +50,7 @@ func scanLine(line string, raw []byte) (e entry, checkBody, ok bool) {
 		sc.space()
 		switch bit {
 		case memberHeaders:
-			if !sc.headers(&hdrs) {
+			if names, values, ok = sc.headers(names, values); !ok {
 				return e, false, false
 			}
 			hasHeaders = true
@@ -95,8 +97,8 @@ func scanLine(line string, raw []byte) (e entry, checkBody, ok bool) {
 	if sc.i != len(line) || seen&(memberTime|memberMethod|memberPath) != memberTime|memberMethod|memberPath {
 		return e, false, false
 	}
-	e.header = make(http.Header, len(hdrs.names))
-	if hasHeaders && !e.addHeaders(&hdrs) {
+	e.header = make(http.Header, len(names))
+	if hasHeaders && !e.addHeaders(names, values) {
 		return e, false, false
 	}
 	return e, checkBody, true
@@ -148,24 +150,13 @@ func (e *entry) setString(bit int, v string) bool {
 	return err == nil
 }
 
-// headerList holds the values of the "headers" member in order, before
-// they are added to the header map in one go.
-type headerList struct {
-	names, values []string
-}
-
-func (l *headerList) add(name, value string) {
-	l.names = append(l.names, name)
-	l.values = append(l.values, value)
-}
-
-// addHeaders adds the headers of l as addHeader adds them one by one,
-// with one allocation for all the value slices; it reports whether there
-// is no error.
-func (e *entry) addHeaders(l *headerList) bool {
-	vals := make([]string, 0, len(l.values))
-	for i, name := range l.names {
-		v := l.values[i]
+// addHeaders adds the headers names[i]: values[i] as addHeader adds them
+// one by one, with one allocation for all the value slices; it reports
+// whether there is no error.
+func (e *entry) addHeaders(names, values []string) bool {
+	vals := make([]string, 0, len(values))
+	for i, name := range names {
+		v := values[i]
 		if !httpsyntax.IsToken(name) {
 			return false
 		}
@@ -256,15 +247,16 @@ func (sc *lineScanner) status() (int, bool) {
 	return n, true
 }
 
-// headers reads {"Name": "value" or ["value", ...]} into l, giving up on
-// a duplicate name, as setHeaders reports it.
-func (sc *lineScanner) headers(l *headerList) bool {
+// headers reads {"Name": "value" or ["value", ...]}, appending each
+// header's name and value to names and values; it gives up on a duplicate
+// name, as setHeaders reports it.
+func (sc *lineScanner) headers(names, values []string) ([]string, []string, bool) {
 	if !sc.byte('{') {
-		return false
+		return names, values, false
 	}
 	sc.space()
 	if sc.byte('}') {
-		return true
+		return names, values, true
 	}
 	var buf [16]string
 	seen := buf[:0]
@@ -272,17 +264,17 @@ func (sc *lineScanner) headers(l *headerList) bool {
 		sc.space()
 		name, ok := sc.str()
 		if !ok {
-			return false
+			return names, values, false
 		}
 		for _, n := range seen {
 			if n == name {
-				return false
+				return names, values, false
 			}
 		}
 		seen = append(seen, name)
 		sc.space()
 		if !sc.byte(':') {
-			return false
+			return names, values, false
 		}
 		sc.space()
 		if sc.byte('[') {
@@ -294,31 +286,31 @@ func (sc *lineScanner) headers(l *headerList) bool {
 					sc.space()
 					v, ok := sc.str()
 					if !ok {
-						return false
+						return names, values, false
 					}
-					l.add(name, v)
+					names, values = append(names, name), append(values, v)
 					sc.space()
 					if sc.byte(']') {
 						break
 					}
 					if !sc.byte(',') {
-						return false
+						return names, values, false
 					}
 				}
 			}
 		} else {
 			v, ok := sc.str()
 			if !ok {
-				return false
+				return names, values, false
 			}
-			l.add(name, v)
+			names, values = append(names, name), append(values, v)
 		}
 		sc.space()
 		if sc.byte('}') {
-			return true
+			return names, values, true
 		}
 		if !sc.byte(',') {
-			return false
+			return names, values, false
 		}
 	}
 }
