@@ -602,23 +602,55 @@ type expiring struct {
 	unruled bool
 }
 
-// fifo is a first-in first-out queue.
+// fifoBlock is the number of items in a block of a fifo.
+const fifoBlock = 1024
+
+// fifo is a first-in first-out queue, in blocks of fifoBlock items: it
+// grows without copying what it holds, and gives back the memory of what
+// it popped a block at a time. The zero value is an empty queue.
 type fifo[T any] struct {
-	items []T
-	head  int
+	blocks []*[fifoBlock]T
+	head   int // the index of the front in blocks[0]
+	n      int
+	spare  *[fifoBlock]T // an empty block, kept for the next one needed
 }
 
-func (f *fifo[T]) len() int { return len(f.items) - f.head }
-func (f *fifo[T]) front() T { return f.items[f.head] }
-func (f *fifo[T]) back() T  { return f.items[len(f.items)-1] }
-func (f *fifo[T]) push(x T) { f.items = append(f.items, x) }
+func (f *fifo[T]) len() int { return f.n }
+func (f *fifo[T]) front() T { return f.blocks[0][f.head] }
+func (f *fifo[T]) back() T {
+	i := f.head + f.n - 1
+	return f.blocks[i/fifoBlock][i%fifoBlock]
+}
+
+func (f *fifo[T]) push(x T) {
+	i := f.head + f.n
+	if i/fifoBlock == len(f.blocks) {
+		b := f.spare
+		if b == nil {
+			b = new([fifoBlock]T)
+		}
+		f.spare = nil
+		f.blocks = append(f.blocks, b)
+	}
+	f.blocks[i/fifoBlock][i%fifoBlock] = x
+	f.n++
+}
+
 func (f *fifo[T]) pop() T {
 	var zero T
-	x := f.items[f.head]
-	f.items[f.head] = zero
+	b := f.blocks[0]
+	x := b[f.head]
+	b[f.head] = zero
 	f.head++
-	if f.head > 1024 && f.head*2 > len(f.items) { // reuse the space
-		f.items = f.items[:copy(f.items, f.items[f.head:])]
+	f.n--
+	switch {
+	case f.head == fifoBlock: // blocks[0] is empty
+		f.spare = b
+		n := copy(f.blocks, f.blocks[1:])
+		f.blocks[n] = nil
+		f.blocks = f.blocks[:n]
+		f.head = 0
+	case f.n == 0:
 		f.head = 0
 	}
 	return x
