@@ -52,6 +52,9 @@ type keyState struct {
 	expires time.Time // when the state is dropped
 	uses    int64     // requests in the window (primary keys only)
 	first   pos
+	// dropped: the state is no longer in its map. Until then it is there
+	// under the one key it was put under, which its expiring entries name.
+	dropped bool
 }
 
 // replayer decides the requests in time order against one in-memory store
@@ -269,11 +272,15 @@ func (r *replayer) advance(t time.Time) error {
 	for _, q := range r.expiry {
 		for q.len() > 0 && !q.front().at.After(t) {
 			e := q.pop()
+			if !e.st.dropped && e.st.expires.After(e.at) {
+				continue // e.st is still the state under e.key, and was extended
+			}
 			m := r.keys
 			if e.unruled {
 				m = r.unruled
 			}
 			if st := m[e.key]; st != nil && !st.expires.After(e.at) {
+				st.dropped = true
 				delete(m, e.key)
 			}
 		}
@@ -432,6 +439,7 @@ func (r *replayer) complete(c *completion) error {
 func (r *replayer) live(m map[string]*keyState, key string, t time.Time) *keyState {
 	st := m[key]
 	if st != nil && !t.Before(st.expires) {
+		st.dropped = true
 		delete(m, key)
 		return nil
 	}
@@ -449,7 +457,7 @@ func (r *replayer) extend(key string, st *keyState, end time.Time, window time.D
 			q = &fifo[expiring]{}
 			r.expiry[window] = q
 		}
-		q.push(expiring{at: end, key: key, unruled: unruled})
+		q.push(expiring{at: end, key: key, st: st, unruled: unruled})
 	}
 }
 
@@ -595,10 +603,11 @@ type completion struct {
 	status int
 }
 
-// expiring is when a key's state may be dropped.
+// expiring is when a key's state may be dropped: st, under key.
 type expiring struct {
 	at      time.Time
 	key     string
+	st      *keyState
 	unruled bool
 }
 
