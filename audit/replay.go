@@ -87,10 +87,8 @@ type replayer struct {
 	expiry map[time.Duration]*fifo[expiring]
 	done   queue[*completion]
 	seq    int64
-	// spare holds completions done with, for reuse; noHeader is the empty
-	// header of every response, which Complete only reads.
-	spare    []*completion
-	noHeader http.Header
+	// spare holds completions done with, for reuse.
+	spare []*completion
 
 	pairs    chan pairJob
 	analyzed chan struct{}
@@ -99,19 +97,18 @@ type replayer struct {
 func newReplayer(ctx context.Context, pol *policy.Policy, opts *Options, inputs []Input) (*replayer, error) {
 	r := &replayer{
 		ctx: ctx, opts: opts,
-		report:   &Report{Inputs: make([]InputSummary, len(inputs)), TenantHeader: opts.TenantHeader},
-		rules:    map[*policy.Rule]*ruleStats{},
-		order:    pol.Rules(),
-		window:   opts.ReorderWindow,
-		maxWait:  opts.ReorderRequests,
-		keys:     map[string]*keyState{},
-		unruled:  map[string]*keyState{},
-		routes:   map[string]*RouteReport{},
-		expiry:   map[time.Duration]*fifo[expiring]{},
-		pairs:    make(chan pairJob, 1024),
-		waiting:  reorder{others: queue[waiting]{less: waitingBefore}},
-		done:     queue[*completion]{less: completionBefore},
-		noHeader: http.Header{},
+		report:  &Report{Inputs: make([]InputSummary, len(inputs)), TenantHeader: opts.TenantHeader},
+		rules:   map[*policy.Rule]*ruleStats{},
+		order:   pol.Rules(),
+		window:  opts.ReorderWindow,
+		maxWait: opts.ReorderRequests,
+		keys:    map[string]*keyState{},
+		unruled: map[string]*keyState{},
+		routes:  map[string]*RouteReport{},
+		expiry:  map[time.Duration]*fifo[expiring]{},
+		pairs:   make(chan pairJob, 1024),
+		waiting: reorder{others: queue[waiting]{less: waitingBefore}},
+		done:    queue[*completion]{less: completionBefore},
 	}
 	if r.window <= 0 {
 		r.window = DefaultReorderWindow
@@ -414,10 +411,12 @@ func (r *replayer) completeQueued(c *completion) error {
 }
 
 // complete writes the completion of a reservation, as the middleware does
-// once the handler answered.
+// once the handler answered. The log has no response headers: the response
+// has none, and its record stores none (a nil header, which the store
+// takes as an empty one).
 func (r *replayer) complete(c *completion) error {
 	r.clock = c.at
-	rec, err := c.rs.rule.Complete(&c.rec, policy.Response{Status: c.status, Header: r.noHeader}, c.at)
+	rec, err := c.rs.rule.Complete(&c.rec, policy.Response{Status: c.status}, c.at)
 	if err != nil {
 		return err
 	}
