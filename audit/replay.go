@@ -85,6 +85,7 @@ type replayer struct {
 	// states may be dropped. Every end is pushed at a log time x as x
 	// plus the length, and log times only grow, so each is in order.
 	expiry map[time.Duration]*fifo[expiring]
+	queues []*fifo[expiring] // those of expiry, to go through without a map iteration
 	done   queue[*completion]
 	seq    int64
 	// spare holds completions done with, for reuse.
@@ -266,7 +267,7 @@ func (r *replayer) advance(t time.Time) error {
 		}
 	}
 	r.clock = t
-	for _, q := range r.expiry {
+	for _, q := range r.queues {
 		for q.len() > 0 && !q.front().at.After(t) {
 			e := q.pop()
 			if !e.st.dropped && e.st.expires.After(e.at) {
@@ -455,6 +456,7 @@ func (r *replayer) extend(key string, st *keyState, end time.Time, window time.D
 		if q == nil {
 			q = &fifo[expiring]{}
 			r.expiry[window] = q
+			r.queues = append(r.queues, q)
 		}
 		q.push(expiring{at: end, key: key, st: st, unruled: unruled})
 	}
