@@ -108,21 +108,31 @@ func (an *ruleAnalysis) pair(j pairJob) {
 	}
 }
 
+// intent returns the intent document of s: the one its request kept, or
+// one computed into buf.
+func (an *ruleAnalysis) intent(buf *[]byte, s *snapshot) ([]byte, error) {
+	if s.intent != nil {
+		return s.intent, nil
+	}
+	var err error
+	*buf, err = an.fp.AppendIntent((*buf)[:0], s.fr)
+	return *buf, err
+}
+
 func (d *differ) reset() {
 	d.paths, d.body, d.overflow = d.paths[:0], d.body[:0], false
 }
 
 func (an *ruleAnalysis) mismatch(j pairJob) {
-	var errA, errB error
-	an.bufA, errA = an.fp.AppendIntent(an.bufA[:0], j.a.fr)
-	an.bufB, errB = an.fp.AppendIntent(an.bufB[:0], j.b.fr)
+	docA, errA := an.intent(&an.bufA, j.a)
+	docB, errB := an.intent(&an.bufB, j.b)
 	if errA != nil || errB != nil {
 		an.unanalysed++
 		return
 	}
 	d := &an.differences
 	d.reset()
-	d.intentDocuments(string(an.bufA), string(an.bufB))
+	d.intentDocuments(string(docA), string(docB))
 	for _, p := range d.paths {
 		l := an.labels[p]
 		if l == nil {

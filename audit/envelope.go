@@ -54,7 +54,21 @@ var envelopeMembers = map[string]int{
 // strict canonical parse) when it is fingerprinted, else by gjson.Valid;
 // the rest, with the body replaced by 0, by gjson.Valid. checkBody reports
 // whether the body is an object or an array left to the caller to check.
+//
+// A line is read in one pass by scanLine; one that it does not take, for
+// an error or a form it leaves to gjson (an escape in a string, a value of
+// the wrong type), is read again by parseLineGJSON, which tells what is
+// wrong with it.
 func parseLine(line string, raw []byte) (e entry, checkBody bool, err error) {
+	if e, checkBody, ok := scanLine(line, raw); ok {
+		return e, checkBody, nil
+	}
+	return parseLineGJSON(line, raw)
+}
+
+// parseLineGJSON is parseLine by gjson: it reads any line, and is the
+// reference of what scanLine returns for the lines it takes.
+func parseLineGJSON(line string, raw []byte) (e entry, checkBody bool, err error) {
 	doc := gjson.Parse(line)
 	if !doc.IsObject() {
 		if gjson.Valid(line) {

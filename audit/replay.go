@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +40,9 @@ type pos struct {
 type snapshot struct {
 	at pos
 	fr fingerprint.Request
+	// intent is fr's intent document when the rule stores it (the
+	// record's, shared and never written), else nil.
+	intent []byte
 }
 
 // keyState is what the replay keeps of a storage key while its record
@@ -50,6 +52,9 @@ type keyState struct {
 	expires time.Time // when the state is dropped
 	uses    int64     // requests in the window (primary keys only)
 	first   pos
+	// dropped: the state is no longer in its map. Until then it is there
+	// under the one key it was put under, which its expiring entries name.
+	dropped bool
 }
 
 // replayer decides the requests in time order against one in-memory store
@@ -80,8 +85,11 @@ type replayer struct {
 	// states may be dropped. Every end is pushed at a log time x as x
 	// plus the length, and log times only grow, so each is in order.
 	expiry map[time.Duration]*fifo[expiring]
+	queues []*fifo[expiring] // those of expiry, to go through without a map iteration
 	done   queue[*completion]
 	seq    int64
+	// spare holds completions done with, for reuse.
+	spare []*completion
 
 	pairs    chan pairJob
 	analyzed chan struct{}
@@ -210,7 +218,7 @@ func (r *replayer) finish() error {
 		}
 	}
 	for !r.done.empty() {
-		if err := r.complete(r.done.pop()); err != nil {
+		if err := r.completeQueued(r.done.pop()); err != nil {
 			r.abort()
 			return err
 		}
@@ -254,19 +262,23 @@ func (r *replayer) ruleOrder() []*policy.Rule {
 // window closed.
 func (r *replayer) advance(t time.Time) error {
 	for !r.done.empty() && !r.done.first().at.After(t) {
-		if err := r.complete(r.done.pop()); err != nil {
+		if err := r.completeQueued(r.done.pop()); err != nil {
 			return err
 		}
 	}
 	r.clock = t
-	for _, q := range r.expiry {
+	for _, q := range r.queues {
 		for q.len() > 0 && !q.front().at.After(t) {
 			e := q.pop()
+			if !e.st.dropped && e.st.expires.After(e.at) {
+				continue // e.st is still the state under e.key, and was extended
+			}
 			m := r.keys
 			if e.unruled {
 				m = r.unruled
 			}
 			if st := m[e.key]; st != nil && !st.expires.After(e.at) {
+				st.dropped = true
 				delete(m, e.key)
 			}
 		}
@@ -320,8 +332,15 @@ func (r *replayer) decideItem(w waiting) error {
 	}
 	pk := it.pk
 	ks := r.live(r.keys, pk, t)
+	var snap *snapshot
 	if ks == nil {
-		ks = &keyState{uses: 1, first: w.at}
+		// A new key's state and its request's snapshot, most often its
+		// creator, in one allocation.
+		both := &struct {
+			keyState
+			snapshot
+		}{keyState: keyState{uses: 1, first: w.at}}
+		ks, snap = &both.keyState, &both.snapshot
 		r.keys[pk] = ks
 		r.extend(pk, ks, t.Add(it.rule.TTL()), it.rule.TTL(), false)
 		rs.rep.Keys++
@@ -339,7 +358,10 @@ func (r *replayer) decideItem(w waiting) error {
 	case policy.ReasonOtherRoute, policy.ReasonSpecChanged:
 		from = nil
 	}
-	snap := &snapshot{at: w.at, fr: it.own}
+	if snap == nil {
+		snap = new(snapshot)
+	}
+	*snap = snapshot{at: w.at, fr: it.own, intent: it.req.Intent}
 	if from != nil && from.creator != nil && (d.Reason == policy.ReasonMismatch || !bytes.Equal(from.creator.fr.Body, it.own.Body)) {
 		select {
 		case r.pairs <- pairJob{an: rs.an, reason: d.Reason, a: from.creator, b: snap}:
@@ -365,21 +387,37 @@ func (r *replayer) decideItem(w waiting) error {
 		status = rs.assumedStatus()
 		r.report.AssumedStatus++
 	}
-	c := &completion{at: t.Add(it.e.dur), rs: rs, rec: claim.Record, status: status}
 	if it.e.dur == 0 {
-		return r.complete(c)
+		c := completion{at: t, rs: rs, rec: claim.Record, status: status}
+		return r.complete(&c)
+	}
+	var c *completion
+	if n := len(r.spare); n > 0 {
+		c, r.spare = r.spare[n-1], r.spare[:n-1]
+	} else {
+		c = new(completion)
 	}
 	r.seq++
-	c.seq = r.seq
+	*c = completion{at: t.Add(it.e.dur), seq: r.seq, rs: rs, rec: claim.Record, status: status}
 	r.done.push(c)
 	return nil
 }
 
+// completeQueued completes c, taken from r.done, and keeps it for reuse.
+func (r *replayer) completeQueued(c *completion) error {
+	err := r.complete(c)
+	*c = completion{}
+	r.spare = append(r.spare, c)
+	return err
+}
+
 // complete writes the completion of a reservation, as the middleware does
-// once the handler answered.
+// once the handler answered. The log has no response headers: the response
+// has none, and its record stores none (a nil header, which the store
+// takes as an empty one).
 func (r *replayer) complete(c *completion) error {
 	r.clock = c.at
-	rec, err := c.rs.rule.Complete(&c.rec, policy.Response{Status: c.status, Header: http.Header{}}, c.at)
+	rec, err := c.rs.rule.Complete(&c.rec, policy.Response{Status: c.status}, c.at)
 	if err != nil {
 		return err
 	}
@@ -401,6 +439,7 @@ func (r *replayer) complete(c *completion) error {
 func (r *replayer) live(m map[string]*keyState, key string, t time.Time) *keyState {
 	st := m[key]
 	if st != nil && !t.Before(st.expires) {
+		st.dropped = true
 		delete(m, key)
 		return nil
 	}
@@ -417,8 +456,9 @@ func (r *replayer) extend(key string, st *keyState, end time.Time, window time.D
 		if q == nil {
 			q = &fifo[expiring]{}
 			r.expiry[window] = q
+			r.queues = append(r.queues, q)
 		}
-		q.push(expiring{at: end, key: key, unruled: unruled})
+		q.push(expiring{at: end, key: key, st: st, unruled: unruled})
 	}
 }
 
@@ -483,11 +523,31 @@ func pathShape(p string) string {
 
 // own returns a copy of fr that shares no memory with the batch it was
 // read in, holding only what the spec reads: the headers and query
-// parameters it names, and the body.
+// parameters it names, and the body. Its strings are cut from one copy.
 func (sp *specNames) own(fr fingerprint.Request) fingerprint.Request {
+	n := len(fr.Method) + len(fr.Path)
+	for _, name := range sp.headers {
+		for _, x := range fr.Header.Values(name) {
+			n += len(x)
+		}
+	}
+	if len(fr.Query) > 0 {
+		for _, name := range sp.query {
+			for _, x := range fr.Query[name] {
+				n += len(name) + len(x)
+			}
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	str := func(s string) string {
+		at := b.Len()
+		b.WriteString(s)
+		return b.String()[at:]
+	}
 	out := fingerprint.Request{
-		Method: strings.Clone(fr.Method),
-		Path:   strings.Clone(fr.Path),
+		Method: str(fr.Method),
+		Path:   str(fr.Path),
 		Body:   bytes.Clone(fr.Body),
 	}
 	for _, name := range sp.headers {
@@ -496,7 +556,7 @@ func (sp *specNames) own(fr fingerprint.Request) fingerprint.Request {
 				out.Header = http.Header{}
 			}
 			for _, x := range v {
-				out.Header.Add(name, strings.Clone(x))
+				out.Header.Add(name, str(x))
 			}
 		}
 	}
@@ -504,7 +564,7 @@ func (sp *specNames) own(fr fingerprint.Request) fingerprint.Request {
 		out.Query = url.Values{}
 		for _, name := range sp.query {
 			for _, x := range fr.Query[name] {
-				out.Query.Add(strings.Clone(name), strings.Clone(x))
+				out.Query.Add(str(name), str(x))
 			}
 		}
 	}
@@ -544,30 +604,63 @@ type completion struct {
 	status int
 }
 
-// expiring is when a key's state may be dropped.
+// expiring is when a key's state may be dropped: st, under key.
 type expiring struct {
 	at      time.Time
 	key     string
+	st      *keyState
 	unruled bool
 }
 
-// fifo is a first-in first-out queue.
+// fifoBlock is the number of items in a block of a fifo.
+const fifoBlock = 1024
+
+// fifo is a first-in first-out queue, in blocks of fifoBlock items: it
+// grows without copying what it holds, and gives back the memory of what
+// it popped a block at a time. The zero value is an empty queue.
 type fifo[T any] struct {
-	items []T
-	head  int
+	blocks []*[fifoBlock]T
+	head   int // the index of the front in blocks[0]
+	n      int
+	spare  *[fifoBlock]T // an empty block, kept for the next one needed
 }
 
-func (f *fifo[T]) len() int { return len(f.items) - f.head }
-func (f *fifo[T]) front() T { return f.items[f.head] }
-func (f *fifo[T]) back() T  { return f.items[len(f.items)-1] }
-func (f *fifo[T]) push(x T) { f.items = append(f.items, x) }
+func (f *fifo[T]) len() int { return f.n }
+func (f *fifo[T]) front() T { return f.blocks[0][f.head] }
+func (f *fifo[T]) back() T {
+	i := f.head + f.n - 1
+	return f.blocks[i/fifoBlock][i%fifoBlock]
+}
+
+func (f *fifo[T]) push(x T) {
+	i := f.head + f.n
+	if i/fifoBlock == len(f.blocks) {
+		b := f.spare
+		if b == nil {
+			b = new([fifoBlock]T)
+		}
+		f.spare = nil
+		f.blocks = append(f.blocks, b)
+	}
+	f.blocks[i/fifoBlock][i%fifoBlock] = x
+	f.n++
+}
+
 func (f *fifo[T]) pop() T {
 	var zero T
-	x := f.items[f.head]
-	f.items[f.head] = zero
+	b := f.blocks[0]
+	x := b[f.head]
+	b[f.head] = zero
 	f.head++
-	if f.head > 1024 && f.head*2 > len(f.items) { // reuse the space
-		f.items = f.items[:copy(f.items, f.items[f.head:])]
+	f.n--
+	switch {
+	case f.head == fifoBlock: // blocks[0] is empty
+		f.spare = b
+		n := copy(f.blocks, f.blocks[1:])
+		f.blocks[n] = nil
+		f.blocks = f.blocks[:n]
+		f.head = 0
+	case f.n == 0:
 		f.head = 0
 	}
 	return x
@@ -580,7 +673,7 @@ type reorder struct {
 	others  queue[waiting]
 }
 
-func (q *reorder) len() int { return q.inOrder.len() + q.others.Len() }
+func (q *reorder) len() int { return q.inOrder.len() + q.others.len() }
 
 func (q *reorder) push(w waiting) {
 	if q.inOrder.len() == 0 || !waitingBefore(w, q.inOrder.back()) {
@@ -608,28 +701,57 @@ func (q *reorder) pop() waiting {
 	return q.others.pop()
 }
 
-// queue is a priority queue: a container/heap of T ordered by less.
+// queue is a priority queue of T ordered by less: a binary heap on a
+// slice, without the boxing of container/heap's interface.
 type queue[T any] struct {
 	items []T
 	less  func(a, b T) bool
 }
 
-func (q *queue[T]) Len() int           { return len(q.items) }
-func (q *queue[T]) Less(i, j int) bool { return q.less(q.items[i], q.items[j]) }
-func (q *queue[T]) Swap(i, j int)      { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *queue[T]) Push(x any)         { q.items = append(q.items, x.(T)) }
-func (q *queue[T]) Pop() any {
-	var zero T
-	x := q.items[len(q.items)-1]
-	q.items[len(q.items)-1] = zero
-	q.items = q.items[:len(q.items)-1]
-	return x
-}
-
-func (q *queue[T]) push(x T)    { heap.Push(q, x) }
-func (q *queue[T]) pop() T      { return heap.Pop(q).(T) }
+func (q *queue[T]) len() int    { return len(q.items) }
 func (q *queue[T]) first() T    { return q.items[0] }
 func (q *queue[T]) empty() bool { return len(q.items) == 0 }
+
+func (q *queue[T]) push(x T) {
+	q.items = append(q.items, x)
+	// Up: as container/heap.
+	j := len(q.items) - 1
+	for j > 0 {
+		i := (j - 1) / 2 // parent
+		if i == j || !q.less(q.items[j], q.items[i]) {
+			break
+		}
+		q.items[i], q.items[j] = q.items[j], q.items[i]
+		j = i
+	}
+}
+
+func (q *queue[T]) pop() T {
+	var zero T
+	n := len(q.items) - 1
+	q.items[0], q.items[n] = q.items[n], q.items[0]
+	// Down: as container/heap, over the first n items.
+	i := 0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && q.less(q.items[j2], q.items[j1]) {
+			j = j2 // right child
+		}
+		if !q.less(q.items[j], q.items[i]) {
+			break
+		}
+		q.items[i], q.items[j] = q.items[j], q.items[i]
+		i = j
+	}
+	x := q.items[n]
+	q.items[n] = zero
+	q.items = q.items[:n]
+	return x
+}
 
 func waitingBefore(a, b waiting) bool {
 	if c := a.it.e.t.Compare(b.it.e.t); c != 0 {

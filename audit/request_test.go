@@ -53,3 +53,42 @@ func TestNewRequest(t *testing.T) {
 		t.Fatalf("only %d governed requests compared", n)
 	}
 }
+
+// TestSnapshotIntent checks that the intent document a request keeps, when
+// its rule stores intent, is the one the analyzer would compute from its
+// snapshot: the analyzer uses the former in place of the latter.
+func TestSnapshotIntent(t *testing.T) {
+	src, err := os.ReadFile("../testdata/audit/policy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile("../testdata/audit/payments.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newParser(pol, &Options{})
+	n := 0
+	for line := range bytes.Lines(log) {
+		line = bytes.TrimSpace(line)
+		it := item{}
+		if it.e, _, it.err = parseLine(string(line), line); it.err != nil {
+			continue
+		}
+		p.govern(&it)
+		if it.req.Intent == nil {
+			continue
+		}
+		want, err := it.rule.Fingerprinter().AppendIntent(nil, it.own)
+		if err != nil || !bytes.Equal(want, it.req.Intent) {
+			t.Errorf("%s:\nkept intent %s\nsnapshot's  %s, %v", line, it.req.Intent, want, err)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no request kept its intent")
+	}
+}

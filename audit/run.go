@@ -335,21 +335,27 @@ func (p *parser) govern(it *item) {
 
 // newRequest is rule.NewRequest(tenant, fr): what a server computes, the
 // same way. The tenant and the key are copied first: records keep them,
-// and they must not hold on to the batch they were read in.
+// and they must not hold on to the batch they were read in. The copies of
+// the key replace its values in fr.Header, which is the entry's own (or
+// HTTPRequest's copy of it): equal strings, in one allocation.
 func newRequest(rule *policy.Rule, tenant string, fr fingerprint.Request) (policy.Request, error) {
 	name := rule.KeyHeader() // header names are in canonical form (entry.addHeader)
 	if values := fr.Header[name]; len(values) > 0 {
-		keys := make([]string, len(values))
+		n := len(tenant)
+		for _, k := range values {
+			n += len(k)
+		}
+		var b strings.Builder
+		b.Grow(n)
+		b.WriteString(tenant)
+		for _, k := range values {
+			b.WriteString(k)
+		}
+		all := b.String()
+		tenant, all = all[:len(tenant)], all[len(tenant):]
 		for i, k := range values {
-			keys[i] = strings.Clone(k)
+			values[i], all = all[:len(k)], all[len(k):]
 		}
-		h := make(http.Header, len(fr.Header))
-		for k, v := range fr.Header {
-			h[k] = v
-		}
-		h[name] = keys
-		fr.Header = h
-		tenant = strings.Clone(tenant)
 	}
 	return rule.NewRequest(tenant, fr)
 }

@@ -16,7 +16,7 @@ n=${N:-1000000}
 rounds=${ROUNDS:-6}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 
-go build -o out/idemprint ../cmd/idemprint
+(cd .. && go build -o bench/out/idemprint ./cmd/idemprint) # the root module: its requirements, not the bench's
 go build -o out/genlog ./cmd/genlog
 out/genlog -policy >out/policy.json
 

@@ -52,7 +52,8 @@
 //
 // Sum hashes a canonical JSON document (RFC 8785, in the Spec's number mode)
 // that [Fingerprinter.AppendIntent] returns for explanations and [Diff]
-// compares. Its members:
+// compares; [Fingerprinter.SumIntent] returns both, building it once. Its
+// members:
 //
 //	absent   {path: [concrete paths]}: Intent paths that matched nothing
 //	         ([path] itself) or matched nothing in some elements ("items.1.qty")

@@ -74,6 +74,28 @@ func ExampleFingerprinter_AppendIntent() {
 	// {"absent":{"coupon":["coupon"],"items.#.qty":["items.1.qty"]},"headers":{"x-account":["acc_1"]},"intent":{"items.#.qty":[2],"items.#.sku":["A","B"]},"method":"POST","path":"/v1/orders","query":{}}
 }
 
+// SumIntent returns the fingerprint and the intent document together, as a
+// record that keeps the intent needs them, building the document once.
+func ExampleFingerprinter_SumIntent() {
+	f, err := fingerprint.Compile(fingerprint.Spec{Intent: []string{"amountCents", "currency"}})
+	if err != nil {
+		panic(err)
+	}
+	fp, doc, err := f.SumIntent(nil, fingerprint.Request{
+		Method: "POST",
+		Path:   "/v1/payments",
+		Body:   []byte(`{"currency":"EUR","amountCents":1000,"traceId":"t-9"}`),
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(fp)
+	fmt.Println(string(doc))
+	// Output:
+	// v1:sha256:NTuqpwjo84uG5mZpc_BMx_usww6CAfX1kNy8NYNysZY
+	// {"absent":{},"headers":{},"intent":{"amountCents":1000,"currency":"EUR"},"method":"POST","path":"/v1/payments","query":{}}
+}
+
 // Diff explains why two requests have different fingerprints.
 func ExampleDiff() {
 	f, err := fingerprint.Compile(fingerprint.Spec{Intent: []string{"items.#.sku", "items.#.qty", "shipping"}})

@@ -78,17 +78,28 @@ func compile(t testing.TB, s Spec) *fingerprint.Fingerprinter {
 }
 
 // sum returns the fingerprint and the intent document of r, turning a panic
-// into an error so that one bad case does not stop the others.
+// into an error so that one bad case does not stop the others. It also
+// holds SumIntent to returning what Sum and AppendIntent return.
 func sum(f *fingerprint.Fingerprinter, r Request) (fp fingerprint.Fingerprint, doc []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v", p)
 		}
 	}()
-	if fp, err = f.Sum(r); err != nil {
-		return fp, nil, err
+	fp, err = f.Sum(r)
+	if err == nil {
+		doc, err = f.AppendIntent(nil, r)
 	}
-	doc, err = f.AppendIntent(nil, r)
+	const prefix = "dst:"
+	fp2, doc2, err2 := f.SumIntent([]byte(prefix), r)
+	switch {
+	case (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error():
+		return fp, doc, fmt.Errorf("SumIntent error %v; Sum and AppendIntent: %v", err2, err)
+	case err != nil && string(doc2) != prefix:
+		return fp, doc, fmt.Errorf("SumIntent changed dst on error: %q", doc2)
+	case err == nil && (fp2 != fp || string(doc2) != prefix+string(doc)):
+		return fp, doc, fmt.Errorf("SumIntent = %v, %q; Sum and AppendIntent: %v, %q", fp2, doc2, fp, doc)
+	}
 	return fp, doc, err
 }
 
@@ -1235,6 +1246,15 @@ func TestSumAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("Sum allocates %v times per call in steady state; want 0", allocs)
+	}
+	dst := make([]byte, 0, 4096)
+	allocs = testing.AllocsPerRun(100, func() {
+		if got, _, _ := f.SumIntent(dst[:0], r); got != want {
+			panic("fingerprint changed")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("SumIntent into a large enough dst allocates %v times per call in steady state; want 0", allocs)
 	}
 }
 

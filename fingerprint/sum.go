@@ -99,16 +99,36 @@ func (f *Fingerprinter) Sum(r Request) (Fingerprint, error) {
 	if err != nil {
 		return Fingerprint{}, err
 	}
+	return f.hash(st, buf), nil
+}
+
+// SumIntent returns what Sum and AppendIntent return for r, building the
+// intent document once: the fingerprint, and dst with the intent document
+// appended. On error it returns dst unchanged and the error Sum would
+// return. dst grows by one allocation at most, when it is too small.
+func (f *Fingerprinter) SumIntent(dst []byte, r Request) (Fingerprint, []byte, error) {
+	st := statePool.Get().(*state)
+	defer putState(st)
+	buf, err := f.appendDocument(st.buf[:0], st, &r)
+	st.buf = buf
+	if err != nil {
+		return Fingerprint{}, dst, err
+	}
+	return f.hash(st, buf), append(dst, buf...), nil
+}
+
+// hash returns the fingerprint of the intent document doc.
+func (f *Fingerprinter) hash(st *state, doc []byte) Fingerprint {
 	if st.hash == nil {
 		st.hash = sha256.New()
 	}
 	if err := st.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(f.prefix); err != nil {
 		panic("fingerprint: restoring a SHA-256 state: " + err.Error()) // the state came from MarshalBinary
 	}
-	st.hash.Write(buf)
+	st.hash.Write(doc)
 	fp := Fingerprint{version: 1}
 	copy(fp.sum[:], st.hash.Sum(st.sum[:0])) // st.sum: fp.sum would escape
-	return fp, nil
+	return fp
 }
 
 // AppendIntent appends the canonical intent document of r, the part of the

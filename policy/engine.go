@@ -210,13 +210,13 @@ func (r *Rule) NewRequest(tenant string, fr fingerprint.Request) (Request, error
 			"required value missing: the rule's fingerprint declares Host, which net/http keeps in Request.Host; build the request with Fingerprinter.HTTPRequest")}
 	}
 	var err error
-	if req.Fingerprint, err = r.fp.Sum(fr); err != nil {
-		return Request{}, err
-	}
 	if r.storeIntent {
-		if req.Intent, err = r.fp.AppendIntent(nil, fr); err != nil {
-			return Request{}, err
-		}
+		req.Fingerprint, req.Intent, err = r.fp.SumIntent(nil, fr)
+	} else {
+		req.Fingerprint, err = r.fp.Sum(fr)
+	}
+	if err != nil {
+		return Request{}, err
 	}
 	if tenant != "" {
 		if key, err := r.parseKey(req.Key); err == nil {
