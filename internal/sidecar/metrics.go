@@ -210,3 +210,7 @@ func resultOf(err error) string {
 	}
 	return "error"
 }
+
+// Unwrap returns the measured store, so that the middleware knows an
+// in-process store behind the measuring.
+func (s *measuredStore) Unwrap() store.Store { return s.Store }
