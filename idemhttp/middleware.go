@@ -497,12 +497,18 @@ func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
 	}
 }
 
-// setBody gives the handler the body the middleware read, byte for byte.
+// setBody gives the handler the body the middleware read, byte for byte,
+// and, as GetBody, a way to read it again from the start. A proxy can send
+// that as a body net/http's transport knows is in memory (the header and
+// the body in one write), and the transport can resend it when a kept-alive
+// connection turns out closed before a byte of the request was written.
+// body is never reused.
 func setBody(r *http.Request, body []byte) {
 	b := &bodyReader{}
 	b.Reset(body)
 	r.Body = b
 	r.ContentLength = int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 }
 
 // bodyReader is the request body handed to the handler.
