@@ -104,6 +104,7 @@ func New(cfg Config) (*Sidecar, error) {
 			pr.SetURL(upstream)
 			pr.SetXForwarded()
 			hideReplayable(pr.Out.Header)
+			bodyInMemory(pr.Out)
 		},
 		Transport:    NewTransport(cfg.Proxy),
 		BufferPool:   &buffers,
@@ -273,5 +274,19 @@ func hideReplayable(h http.Header) {
 			delete(h, name[0])
 			h[name[1]] = v
 		}
+	}
+}
+
+// bodyInMemory replaces the body of out, which the proxy wraps in a reader
+// of its own, with a new copy from GetBody: the middleware's, over the
+// bytes it read. net/http's transport writes a body it knows to be in
+// memory together with the header, in one write to the upstream instead
+// of two.
+func bodyInMemory(out *http.Request) {
+	if out.Body == nil || out.GetBody == nil {
+		return
+	}
+	if b, err := out.GetBody(); err == nil {
+		out.Body = b
 	}
 }
