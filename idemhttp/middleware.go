@@ -498,11 +498,12 @@ func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
 }
 
 // setBody gives the handler the body the middleware read, byte for byte,
-// and, as GetBody, a way to read it again from the start. A proxy can send
-// that as a body net/http's transport knows is in memory (the header and
-// the body in one write), and the transport can resend it when a kept-alive
-// connection turns out closed before a byte of the request was written.
-// body is never reused.
+// and, as GetBody, a way to read it again from the start: a proxy can
+// send that as a body net/http's transport knows is in memory, the header
+// and the body in one write. (A request forwarded with GetBody set may be
+// sent again by the transport after some failures; see
+// [http.Request.GetBody].) body is never reused: readers from GetBody may
+// outlive the handler, in a transport still writing.
 func setBody(r *http.Request, body []byte) {
 	b := &bodyReader{}
 	b.Reset(body)
