@@ -36,7 +36,7 @@ type holder struct {
 }
 
 func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, c *store.Claim) *holder {
-	if _, local := m.store.(*store.Memory); local {
+	if m.local {
 		ctx = context.Background() // an in-process store reads neither deadlines nor values
 	} else {
 		ctx = context.WithoutCancel(ctx)
@@ -177,7 +177,7 @@ func (rs *renewals) loop() {
 // taken over, or the last store error.
 func (h *holder) finish(build func(res *policy.Record) (policy.Record, error)) (policy.Record, error) {
 	ctx := h.ctx
-	if _, local := h.m.store.(*store.Memory); !local { // an in-process store never blocks
+	if !h.m.local { // an in-process store never blocks
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(h.ctx, h.m.completionTimeout)
 		defer cancel()

@@ -72,6 +72,7 @@ type Options struct {
 type Middleware struct {
 	policy            atomic.Pointer[policy.Policy]
 	store             store.Store
+	local             bool // store is in this process: see inProcess
 	tenant            func(*http.Request) (string, bool)
 	maxRequest        int64
 	maxResponse       int64
@@ -92,6 +93,10 @@ var ErrOptions = errors.New("idemhttp: invalid options")
 // New returns a Middleware enforcing pol with the records in st. It is an
 // error when pol or st is nil, when neither or both of Options.Tenant and
 // Options.SingleTenant are set, or when a limit is negative.
+//
+// A store that wraps another (to measure it, say) may have a method
+// Unwrap() store.Store that returns it: the middleware then knows a
+// [store.Memory] behind it, whose calls need no deadline of their own.
 func New(pol *policy.Policy, st store.Store, opts Options) (*Middleware, error) {
 	switch {
 	case pol == nil || st == nil:
@@ -103,6 +108,7 @@ func New(pol *policy.Policy, st store.Store, opts Options) (*Middleware, error) 
 	}
 	m := &Middleware{
 		store:             st,
+		local:             inProcess(st),
 		tenant:            opts.Tenant,
 		maxRequest:        cmpOr(opts.MaxRequestBody, 1<<20),
 		maxResponse:       cmpOr(opts.MaxResponseBody, 1<<20),
@@ -121,6 +127,25 @@ func New(pol *policy.Policy, st store.Store, opts Options) (*Middleware, error) 
 	}
 	m.policy.Store(pol)
 	return m, nil
+}
+
+// inProcess reports whether st keeps its records in this process: a
+// [store.Memory], or a store that wraps one (to measure it, say) and says
+// so with an Unwrap() store.Store method. Such a store reads neither
+// deadlines nor context values and never blocks, so its calls need no
+// context of their own.
+func inProcess(st store.Store) bool {
+	for range 8 { // a bound, in case a store unwraps to itself
+		switch s := st.(type) {
+		case *store.Memory:
+			return true
+		case interface{ Unwrap() store.Store }:
+			st = s.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -472,12 +497,19 @@ func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
 	}
 }
 
-// setBody gives the handler the body the middleware read, byte for byte.
+// setBody gives the handler the body the middleware read, byte for byte,
+// and, as GetBody, a way to read it again from the start: a proxy can
+// send that as a body net/http's transport knows is in memory, the header
+// and the body in one write. (A request forwarded with GetBody set may be
+// sent again by the transport after some failures; see
+// [http.Request.GetBody].) body is never reused: readers from GetBody may
+// outlive the handler, in a transport still writing.
 func setBody(r *http.Request, body []byte) {
 	b := &bodyReader{}
 	b.Reset(body)
 	r.Body = b
 	r.ContentLength = int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 }
 
 // bodyReader is the request body handed to the handler.

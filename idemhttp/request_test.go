@@ -25,6 +25,13 @@ func TestHandlerGetsIdenticalBody(t *testing.T) {
 		if r.ContentLength != int64(len(sent)) {
 			t.Errorf("ContentLength = %d, want %d", r.ContentLength, len(sent))
 		}
+		if r.GetBody == nil {
+			t.Error("GetBody is nil")
+		} else if b, err := r.GetBody(); err != nil {
+			t.Errorf("GetBody: %v", err)
+		} else if again, _ := io.ReadAll(b); string(again) != sent {
+			t.Errorf("GetBody read %q, want %q", again, sent)
+		}
 		w.WriteHeader(201)
 	}))
 	if w := a.send("acme", "k", sent); w.Code != 201 {

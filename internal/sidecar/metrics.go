@@ -3,6 +3,9 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"maps"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +22,12 @@ type metrics struct {
 	// storeOK are the store histogram's series for result ok, by op: the
 	// common case, without a lookup by labels.
 	storeOK [numOps]prometheus.Observer
+
+	// series are the decision counter's and the duration histogram's
+	// series by their labels, looked up by labels once each: a map
+	// replaced, never changed, on a miss, so that a hit takes no lock.
+	series   atomic.Pointer[map[seriesKey]*decisionSeries]
+	seriesMu sync.Mutex // serializes misses
 
 	decisions      *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
@@ -89,10 +98,55 @@ func (m *metrics) register(reg prometheus.Registerer, mw *idemhttp.Middleware) e
 	return nil
 }
 
+// seriesKey is what the labels of a decision's series are made from.
+// Rules are named by their pointer and route, not by their address, so
+// that a policy reload keeps the series of the rules it keeps.
+type seriesKey struct {
+	rule, route string
+	action      policy.Action
+	reason      policy.Reason
+	outcome     idemhttp.Outcome
+}
+
+// decisionSeries are the series a decision counts in.
+type decisionSeries struct {
+	decisions prometheus.Counter
+	duration  prometheus.Observer
+}
+
 func (m *metrics) decided(ev *idemhttp.Event) {
-	rule, outcome := ev.Rule.Pointer(), ev.Outcome.String()
-	m.decisions.WithLabelValues(rule, ev.Rule.Route(), actionName(ev.Action), reasonName(ev.Reason), outcome).Inc()
-	m.duration.WithLabelValues(rule, outcome).Observe(ev.Duration.Seconds())
+	k := seriesKey{rule: ev.Rule.Pointer(), route: ev.Rule.Route(), action: ev.Action, reason: ev.Reason, outcome: ev.Outcome}
+	s := m.seriesOf(k)
+	s.decisions.Inc()
+	s.duration.Observe(ev.Duration.Seconds())
+}
+
+// seriesOf returns the series of k, looked up by labels on its first use.
+func (m *metrics) seriesOf(k seriesKey) *decisionSeries {
+	if p := m.series.Load(); p != nil {
+		if s, ok := (*p)[k]; ok {
+			return s
+		}
+	}
+	m.seriesMu.Lock()
+	defer m.seriesMu.Unlock()
+	var next map[seriesKey]*decisionSeries
+	if p := m.series.Load(); p != nil {
+		if s, ok := (*p)[k]; ok {
+			return s
+		}
+		next = maps.Clone(*p)
+	} else {
+		next = make(map[seriesKey]*decisionSeries)
+	}
+	outcome := k.outcome.String()
+	s := &decisionSeries{
+		decisions: m.decisions.WithLabelValues(k.rule, k.route, actionName(k.action), reasonName(k.reason), outcome),
+		duration:  m.duration.WithLabelValues(k.rule, outcome),
+	}
+	next[k] = s
+	m.series.Store(&next)
+	return s
 }
 
 // measuredStore times the operations of a store.
@@ -156,3 +210,7 @@ func resultOf(err error) string {
 	}
 	return "error"
 }
+
+// Unwrap returns the measured store, so that the middleware knows an
+// in-process store behind the measuring.
+func (s *measuredStore) Unwrap() store.Store { return s.Store }

@@ -135,21 +135,31 @@ func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
 
 // attempt follows one request to the upstream: whether the transport
 // began writing it on a connection, in any of its tries. It is set from
-// the transport's goroutines.
+// the transport's goroutines. It is the context that carries it (one
+// allocation instead of two).
 type attempt struct {
+	context.Context
 	sent  atomic.Bool
 	trace httptrace.ClientTrace
 }
 
 type attemptKey struct{}
 
+// Value returns the attempt for attemptKey, and what the parent context
+// has for any other key.
+func (a *attempt) Value(key any) any {
+	if key == (attemptKey{}) {
+		return a
+	}
+	return a.Context.Value(key)
+}
+
 // withAttempt returns ctx carrying a new attempt, traced.
 func withAttempt(ctx context.Context) context.Context {
-	a := &attempt{}
+	a := &attempt{Context: ctx}
 	a.trace.WroteHeaders = a.wroteHeaders
 	a.trace.WroteRequest = a.wroteRequest
-	ctx = httptrace.WithClientTrace(ctx, &a.trace)
-	return context.WithValue(ctx, attemptKey{}, a)
+	return httptrace.WithClientTrace(a, &a.trace)
 }
 
 // WroteHeaders fires once the header is buffered, before it is flushed;

@@ -104,6 +104,7 @@ func New(cfg Config) (*Sidecar, error) {
 			pr.SetURL(upstream)
 			pr.SetXForwarded()
 			hideReplayable(pr.Out.Header)
+			bodyInMemory(pr.Out)
 		},
 		Transport:    NewTransport(cfg.Proxy),
 		BufferPool:   &buffers,
@@ -274,4 +275,21 @@ func hideReplayable(h http.Header) {
 			h[name[1]] = v
 		}
 	}
+}
+
+// bodyInMemory replaces the body of out, which the proxy wraps in a reader
+// of its own, with a new copy from GetBody: the middleware's, over the
+// bytes it read. net/http's transport writes a body it knows to be in
+// memory together with the header, in one write to the upstream instead
+// of two. GetBody is then cleared: with it, the transport would send the
+// request again after failures that do not prove the upstream never
+// executed it (an HTTP/2 stream reset with PROTOCOL_ERROR), behind the
+// middleware's back; see the package documentation.
+func bodyInMemory(out *http.Request) {
+	if out.Body != nil && out.GetBody != nil {
+		if b, err := out.GetBody(); err == nil {
+			out.Body = b
+		}
+	}
+	out.GetBody = nil
 }

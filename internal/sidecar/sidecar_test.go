@@ -186,6 +186,48 @@ func TestForward(t *testing.T) {
 	}
 }
 
+// The body the middleware read goes to the upstream with its length and
+// in the same write as the header: each of the upstream's first reads of
+// a request has both.
+func TestForwardOneWrite(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	reads := make(chan string, 100)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := c.Read(buf) // the client waits for the answer: one request at a time
+					if err != nil {
+						return
+					}
+					reads <- string(buf[:n])
+					io.WriteString(c, "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}")
+				}
+			}()
+		}
+	}()
+	f := newFront(t, "http://"+ln.Addr().String(), sidecar.Config{})
+	for i := range 20 {
+		if a := f.send(t, fmt.Sprint("k", i), pay); a.Status != 201 || a.Body != "{}" {
+			t.Fatalf("answer = %d %q, want 201 {}", a.Status, a.Body)
+		}
+		got := <-reads
+		if !strings.HasSuffix(got, "\r\n\r\n"+pay) || !strings.Contains(got, fmt.Sprintf("\r\nContent-Length: %d\r\n", len(pay))) {
+			t.Fatalf("request %d: the upstream's first read = %q, want the header with Content-Length and the body", i, got)
+		}
+	}
+}
+
 func TestTenantHeader(t *testing.T) {
 	up := newUpstream(t)
 	f := newFront(t, up.URL, sidecar.Config{TenantHeader: "X-Account"})
