@@ -17,6 +17,7 @@ import (
 // it. Renewal and the final write are serialized by mu, and each writes
 // the generation after the last one written.
 type holder struct {
+	x        *exchange // that holds it: a renewal under way keeps it from the pool
 	m        *Middleware
 	rule     *policy.Rule
 	storeNow time.Time       // the store's time at localAt
@@ -35,13 +36,18 @@ type holder struct {
 	latency   time.Duration
 }
 
-func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, c *store.Claim) *holder {
+// hold makes x's holder hold the reservation of c, and registers it for
+// renewals.
+func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, c *store.Claim, x *exchange) *holder {
 	if _, local := m.store.(*store.Memory); local {
 		ctx = context.Background() // an in-process store reads neither deadlines nor values
 	} else {
 		ctx = context.WithoutCancel(ctx)
 	}
-	h := &holder{m: m, rule: rule, storeNow: c.StoreTime(), localAt: time.Now(), ctx: ctx, cur: c.Record, period: rule.Lease() / 3}
+	h := &x.h
+	h.x, h.m, h.rule, h.ctx, h.period = x, m, rule, ctx, rule.Lease()/3
+	h.storeNow, h.localAt = c.StoreTime(), time.Now()
+	h.cur = c.Record
 	m.renewals.add(h)
 	return h
 }
@@ -110,7 +116,7 @@ const minTick = 5 * time.Millisecond
 func (rs *renewals) add(h *holder) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	h.due = time.Now().Add(h.period)
+	h.due = h.localAt.Add(h.period)
 	h.index = len(rs.holders)
 	rs.holders = append(rs.holders, h)
 	if t := max(h.period/2, minTick); rs.tick == 0 || t < rs.tick {
@@ -156,12 +162,17 @@ func (rs *renewals) loop() {
 		for _, h := range rs.holders {
 			if !now.Before(h.due) {
 				h.due = now.Add(h.period)
+				h.x.refs.Add(1) // released by the renewal
 				due = append(due, h)
 			}
 		}
 		rs.mu.Unlock()
-		for _, h := range due {
-			go h.renew()
+		for i, h := range due {
+			go func() {
+				defer h.x.release()
+				h.renew()
+			}()
+			due[i] = nil
 		}
 		time.Sleep(tick)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,9 +159,52 @@ func (m *Middleware) Stats() Stats {
 	return Stats{Executing: m.executing.Load(), Waiting: m.waiting.Load()}
 }
 
-// eventPool recycles the events reported to the hook, which must not keep
-// them.
-var eventPool = sync.Pool{New: func() any { return new(Event) }}
+// exchange is the state of one governed request, recycled: the event
+// reported to the hook (which must not keep it), the writer an executing
+// handler writes to, the holder of its reservation and the buffer its
+// body is read into. It goes back to the pool when the request is
+// answered and no renewal of its reservation is under way (refs).
+type exchange struct {
+	ev     Event
+	cw     capture
+	h      holder
+	body   []byte      // the request body's buffer
+	reader *bodyReader // the body handed to the handler, emptied on release
+	refs   atomic.Int32
+}
+
+var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
+
+// maxPooled keeps a pooled exchange from pinning a large buffer.
+const maxPooled = 64 << 10
+
+func getExchange(rule *policy.Rule) *exchange {
+	x := exchangePool.Get().(*exchange)
+	x.refs.Store(1)
+	x.ev.Rule = rule
+	return x
+}
+
+// release drops a reference to x, and recycles it when it was the last.
+func (x *exchange) release() {
+	if x.refs.Add(-1) != 0 {
+		return
+	}
+	x.ev = Event{}
+	x.cw.reset()
+	x.h = holder{}
+	if x.reader != nil {
+		// A handler that reads its body after it returned (net/http
+		// forbids it) reads nothing, not a later request's body.
+		x.reader.Reset(nil)
+		x.reader = nil
+	}
+	x.body = x.body[:0]
+	if cap(x.body) > maxPooled {
+		x.body = nil
+	}
+	exchangePool.Put(x)
+}
 
 // Wrap returns a handler that enforces the policy on next: the shape of
 // func(http.Handler) http.Handler. A request that no rule governs goes to
@@ -172,21 +216,20 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ev := eventPool.Get().(*Event)
-		*ev = Event{Rule: rule}
+		x := getExchange(rule)
 		start := time.Now()
 		defer func() { // also when the handler panics
-			ev.Duration = time.Since(start)
-			m.report(r.Context(), ev)
-			*ev = Event{}
-			eventPool.Put(ev)
+			x.ev.Duration = time.Since(start)
+			m.report(r.Context(), &x.ev)
+			x.release()
 		}()
-		m.serve(w, r, next, rule, ev)
+		m.serve(w, r, next, rule, x)
 	})
 }
 
 // serve runs the flow for a request that rule governs.
-func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler, rule *policy.Rule, ev *Event) {
+func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler, rule *policy.Rule, x *exchange) {
+	ev := &x.ev
 	tenant, ok := m.tenant(r)
 	if !ok || tenant == "" {
 		m.answerProblem(w, ev, Invalid, problemTenant())
@@ -197,9 +240,12 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	var body []byte
 	if hasHeader(r.Header, rule.KeyHeader()) { // without a key nothing is fingerprinted
 		var p *problem
-		if body, p = m.readBody(r); p != nil {
+		if body, p = m.readBody(r, x.body[:0]); p != nil {
 			m.answerProblem(w, ev, Invalid, p)
 			return
+		}
+		if body != nil {
+			x.body = body // kept for the next request; the handler's until this one is answered
 		}
 	}
 	fr, err := rule.Fingerprinter().HTTPRequest(r, body)
@@ -218,7 +264,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 
 	c, err := m.acquire(r.Context(), rule, req, ev)
 	if err != nil {
-		m.storeFailed(w, r, next, body, ev, err)
+		m.storeFailed(w, r, next, body, x, err)
 		return
 	}
 	d := c.Decision
@@ -232,9 +278,9 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		writeResponse(w, &d.Response)
 	case policy.PassThrough:
 		ev.Outcome = PassedThrough
-		ev.Status = m.run(w, r, next, body)
+		ev.Status = m.run(w, r, next, body, x)
 	default: // Execute, ExecuteAsNew
-		m.execute(w, r, next, body, rule, &c, ev)
+		m.execute(w, r, next, body, rule, &c, x)
 	}
 }
 
@@ -288,12 +334,13 @@ func jitter(d time.Duration) time.Duration {
 
 // execute runs the handler under the claim's reservation and completes
 // its record.
-func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, rule *policy.Rule, c *store.Claim, ev *Event) {
+func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, rule *policy.Rule, c *store.Claim, x *exchange) {
 	m.executing.Add(1)
 	defer m.executing.Add(-1)
-	h := m.hold(r.Context(), rule, c)
-	cw := newCapture(w, m.maxResponse)
-	defer cw.free()
+	ev := &x.ev
+	h := m.hold(r.Context(), rule, c, x)
+	cw := &x.cw
+	cw.init(w, m.maxResponse)
 	defer func() {
 		ev.StoreCalls += h.calls
 		ev.StoreLatency += h.latency
@@ -321,7 +368,7 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 		}
 		// The panic goes on to the server's recovery.
 	}()
-	setBody(r, body)
+	x.setBody(r, body)
 	next.ServeHTTP(cw, r)
 	panicked = false
 
@@ -372,7 +419,8 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 // storeFailed answers a request whose records could not be read or
 // written: a 503 (or, for a record that cannot be used, a 500) problem,
 // or the handler without idempotency when failing open.
-func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, ev *Event, err error) {
+func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, x *exchange, err error) {
+	ev := &x.ev
 	ev.Err = err
 	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
 		// The client left while the store was asked: nobody to answer.
@@ -382,7 +430,7 @@ func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next ht
 	if m.failOpen && !errors.Is(err, store.ErrCorrupt) && !errors.Is(err, policy.ErrForeignRecord) {
 		m.log.LogAttrs(r.Context(), slog.LevelWarn, "idemhttp: store failed; running the handler without idempotency (fail open)", slog.Any("error", err))
 		ev.Outcome = FailedOpen
-		ev.Status = m.run(w, r, next, body)
+		ev.Status = m.run(w, r, next, body, x)
 		return
 	}
 	ev.Outcome = StoreFailed
@@ -397,9 +445,9 @@ func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next ht
 
 // run runs the handler without idempotency and returns the status it
 // answered.
-func (m *Middleware) run(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte) int {
+func (m *Middleware) run(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, x *exchange) int {
 	if body != nil {
-		setBody(r, body)
+		x.setBody(r, body)
 	}
 	sw := &statusWriter{ResponseWriter: w}
 	next.ServeHTTP(sw, r)
@@ -433,9 +481,10 @@ func actionName(a policy.Action) string {
 	return a.String()
 }
 
-// readBody reads the whole request body, up to the limit. It returns a
-// problem for a body too large or that could not be read.
-func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
+// readBody reads the whole request body, up to the limit, appending it to
+// buf. It returns a problem for a body too large or that could not be
+// read.
+func (m *Middleware) readBody(r *http.Request, buf []byte) ([]byte, *problem) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
@@ -446,7 +495,7 @@ func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
 	if r.ContentLength >= 0 {
 		size = int(r.ContentLength) + 1 // +1: reading to EOF needs no growth
 	}
-	buf := make([]byte, 0, size)
+	buf = slices.Grow(buf, size)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -473,9 +522,10 @@ func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
 }
 
 // setBody gives the handler the body the middleware read, byte for byte.
-func setBody(r *http.Request, body []byte) {
+func (x *exchange) setBody(r *http.Request, body []byte) {
 	b := &bodyReader{}
 	b.Reset(body)
+	x.reader = b
 	r.Body = b
 	r.ContentLength = int64(len(body))
 }

@@ -1,6 +1,7 @@
 package idemhttp_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,5 +161,29 @@ func TestConcurrentDuplicates(t *testing.T) {
 				t.Errorf("duplicate after completion = %d %v, want a replayed 201", w.Code, w.Header())
 			}
 		})
+	}
+}
+
+// The middleware reuses the buffer a request's body is read into once the
+// request is answered. A handler that keeps the body past its return
+// (net/http forbids reading it then) reads nothing more, never a later
+// request's body.
+func TestBodyAfterReturn(t *testing.T) {
+	a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
+	var kept io.Reader
+	a.respond = func(w http.ResponseWriter, r *http.Request) {
+		kept = r.Body
+		w.WriteHeader(http.StatusCreated)
+	}
+	a.serveBody = func(r *http.Request) {} // leave the body unread
+	if w := a.send("acme", "first", firstPayment); w.Code != 201 {
+		t.Fatalf("first request: %d %s", w.Code, w.Body)
+	}
+	second := strings.Replace(firstPayment, "ord_8842", "ord_9999", 1)
+	if w := a.send("acme", "second", second); w.Code != 201 {
+		t.Fatalf("second request: %d %s", w.Code, w.Body)
+	}
+	if b, err := io.ReadAll(kept); len(b) != 0 || err != nil {
+		t.Errorf("reading the first request's body after its handler returned = %q, %v; want nothing", b, err)
 	}
 }
