@@ -122,7 +122,12 @@ func (m *Memory) shardOf(storageKey string) *shard {
 	if p, ok := policy.PrimaryKey(storageKey); ok {
 		storageKey = p
 	}
-	return &m.shards[maphash.String(m.seed, storageKey)%uint64(len(m.shards))]
+	return m.shard(storageKey)
+}
+
+// shard returns the shard of a primary storage key.
+func (m *Memory) shard(primary string) *shard {
+	return &m.shards[maphash.String(m.seed, primary)%uint64(len(m.shards))]
 }
 
 // Reserve implements [Store.Reserve].
@@ -134,7 +139,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 	if err := r.Validate(); err != nil {
 		return Outcome{}, err
 	}
-	sh := m.shardOf(key)
+	sh := m.shard(key) // a primary key
 	for attempt := 0; ; attempt++ {
 		now := m.now()
 		sh.mu.Lock()
@@ -166,9 +171,9 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		}
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
-		stored := sh.put(m, key, p, &rec)
+		out := Outcome{Reserved: true, Record: sh.put(m, key, p, &rec).rec, Now: now}
 		sh.mu.Unlock()
-		return Outcome{Reserved: true, Record: stored, Now: now}, nil
+		return out, nil
 	}
 }
 
@@ -205,10 +210,11 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 	if err := ctx.Err(); err != nil {
 		return &Error{Op: "write", StorageKey: key, Kind: err}
 	}
-	if err := ValidateWrite(&rec, guard); err != nil {
+	primary, err := validateWrite(&rec, guard)
+	if err != nil {
 		return err
 	}
-	sh := m.shardOf(key)
+	sh := m.shard(primary)
 	for attempt := 0; ; attempt++ {
 		now := m.now()
 		sh.mu.Lock()
@@ -369,9 +375,9 @@ func (sh *shard) alive(key string, now time.Time) *entry {
 	return e
 }
 
-// put stores rec under key, replacing cur (nil for none), and returns the
-// stored record. The caller holds sh.mu.
-func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) policy.Record {
+// put stores rec under key, replacing cur (nil for none), and returns its
+// entry. The caller holds sh.mu.
+func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) *entry {
 	if cur == nil {
 		if slot, ok := sh.index[key]; ok { // ended, not swept yet
 			sh.remove(m, sh.entry(slot))
@@ -391,13 +397,13 @@ func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) poli
 		sh.index[key] = slot
 		sh.byEnd.push(sh, heapItem{cur.end, slot})
 		m.count.Add(1)
-		return cur.rec
+		return cur
 	}
 	if end := cur.end; cur.set(rec) != end {
 		sh.byEnd[cur.pos].end = cur.end
 		sh.byEnd.fix(sh, int(cur.pos))
 	}
-	return cur.rec
+	return cur
 }
 
 // set writes rec into e at the precision every store keeps, and returns
