@@ -144,7 +144,8 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		now := m.now()
 		sh.mu.Lock()
 		sh.sweep(m, now, sweepPerOp)
-		p, n := sh.alive(key, now), sh.alive(r.NewIdentity, now)
+		pe := sh.lookup(key)
+		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
 		if p != nil && p.rec.Binds(now) || n != nil && n.rec.Binds(now) {
 			out := Outcome{Now: now}
 			if p != nil {
@@ -156,7 +157,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 			sh.mu.Unlock()
 			return out, nil
 		}
-		if p == nil && !m.room(sh, now) {
+		if pe == nil && !m.room(sh, now) {
 			sh.mu.Unlock()
 			if attempt == 0 && m.sweepAll(now) > 0 {
 				continue
@@ -171,7 +172,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		}
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
-		out := Outcome{Reserved: true, Record: sh.put(m, key, p, &rec).rec, Now: now}
+		out := Outcome{Reserved: true, Record: sh.put(m, key, pe, &rec).rec, Now: now}
 		sh.mu.Unlock()
 		return out, nil
 	}
@@ -219,7 +220,8 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 		now := m.now()
 		sh.mu.Lock()
 		sh.sweep(m, now, sweepPerOp)
-		cur := sh.alive(key, now)
+		ce := sh.lookup(key)
+		cur := ce.aliveAt(now)
 		var curGen uint64
 		if cur != nil {
 			curGen = cur.rec.Generation
@@ -232,14 +234,14 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 			sh.mu.Unlock()
 			return &Error{Op: "write", StorageKey: key, Kind: ErrConflict}
 		}
-		if cur == nil && !m.room(sh, now) {
+		if ce == nil && !m.room(sh, now) {
 			sh.mu.Unlock()
 			if attempt == 0 && m.sweepAll(now) > 0 {
 				continue
 			}
 			return &Error{Op: "write", StorageKey: key, Kind: ErrFull}
 		}
-		sh.put(m, key, cur, &rec)
+		sh.put(m, key, ce, &rec)
 		m.wrote(rec.Generation) // under the lock: a Delete and Reserve of key must see it
 		sh.mu.Unlock()
 		return nil
@@ -358,9 +360,9 @@ func (sh *shard) entry(slot int32) *entry {
 	return &sh.slots[slot>>chunkShift][slot&(chunkSize-1)]
 }
 
-// alive returns the entry under key when its record's life has not ended
-// at now; an ended one is left for sweeping. The caller holds sh.mu.
-func (sh *shard) alive(key string, now time.Time) *entry {
+// lookup returns the entry under key, whether or not its record's life
+// has ended, or nil. The caller holds sh.mu.
+func (sh *shard) lookup(key string) *entry {
 	if key == "" {
 		return nil
 	}
@@ -368,20 +370,29 @@ func (sh *shard) alive(key string, now time.Time) *entry {
 	if !ok {
 		return nil
 	}
-	e := sh.entry(slot)
-	if now.UnixMicro() >= e.end {
+	return sh.entry(slot)
+}
+
+// aliveAt returns e when it is not nil and its record's life has not
+// ended at now.
+func (e *entry) aliveAt(now time.Time) *entry {
+	if e == nil || now.UnixMicro() >= e.end {
 		return nil
 	}
 	return e
 }
 
-// put stores rec under key, replacing cur (nil for none), and returns its
+// alive returns the entry under key when its record's life has not ended
+// at now. The caller holds sh.mu.
+func (sh *shard) alive(key string, now time.Time) *entry {
+	return sh.lookup(key).aliveAt(now)
+}
+
+// put stores rec under key in e, the entry under key whether its record's
+// life ended or not, or in a new entry when e is nil, and returns the
 // entry. The caller holds sh.mu.
-func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) *entry {
-	if cur == nil {
-		if slot, ok := sh.index[key]; ok { // ended, not swept yet
-			sh.remove(m, sh.entry(slot))
-		}
+func (sh *shard) put(m *Memory, key string, e *entry, rec *policy.Record) *entry {
+	if e == nil {
 		var slot int32
 		if n := len(sh.free); n > 0 {
 			slot, sh.free = sh.free[n-1], sh.free[:n-1]
@@ -392,18 +403,18 @@ func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) *ent
 			slot = sh.used
 			sh.used++
 		}
-		cur = sh.entry(slot)
-		cur.set(rec)
+		e = sh.entry(slot)
+		e.set(rec)
 		sh.index[key] = slot
-		sh.byEnd.push(sh, heapItem{cur.end, slot})
+		sh.byEnd.push(sh, heapItem{e.end, slot})
 		m.count.Add(1)
-		return cur
+		return e
 	}
-	if end := cur.end; cur.set(rec) != end {
-		sh.byEnd[cur.pos].end = cur.end
-		sh.byEnd.fix(sh, int(cur.pos))
+	if end := e.end; e.set(rec) != end {
+		sh.byEnd[e.pos].end = e.end
+		sh.byEnd.fix(sh, int(e.pos))
 	}
-	return cur
+	return e
 }
 
 // set writes rec into e at the precision every store keeps, and returns
