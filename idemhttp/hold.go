@@ -17,18 +17,18 @@ import (
 // it. Renewal and the final write are serialized by mu, and each writes
 // the generation after the last one written.
 type holder struct {
-	x        *exchange // that holds it: a renewal under way keeps it from the pool
-	m        *Middleware
-	rule     *policy.Rule
-	storeNow time.Time       // the store's time at localAt
-	localAt  time.Time       // this process's time, with its monotonic reading
-	ctx      context.Context // not canceled by the client leaving
-	period   time.Duration   // a third of the lease
-	due      time.Time       // the next renewal; guarded by m.renewals.mu
-	index    int             // in m.renewals.holders; guarded by m.renewals.mu
+	x      *exchange // that holds it: a renewal under way keeps it from the pool
+	m      *Middleware
+	rule   *policy.Rule
+	ctx    context.Context // not canceled by the client leaving
+	period time.Duration   // a third of the lease
+	due    time.Time       // the next renewal; guarded by m.renewals.mu
+	index  int             // in m.renewals.holders; guarded by m.renewals.mu
 
-	mu        sync.Mutex
-	cur       policy.Record  // the reservation as last written
+	mu sync.Mutex
+	// claim is the request's, in its exchange: the store's time is told
+	// from it, and its Record is the reservation as last written.
+	claim     *store.Claim
 	unknown   *policy.Record // a renewal whose reply was lost, which may have happened
 	done      bool
 	overtaken bool // a renewal found the reservation taken over
@@ -36,24 +36,19 @@ type holder struct {
 	latency   time.Duration
 }
 
-// hold makes x's holder hold the reservation of c, and registers it for
-// renewals.
-func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, c *store.Claim, x *exchange) *holder {
+// hold makes x's holder hold the reservation of x's claim, and registers
+// it for renewals.
+func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, x *exchange) *holder {
 	if _, local := m.store.(*store.Memory); local {
 		ctx = context.Background() // an in-process store reads neither deadlines nor values
 	} else {
 		ctx = context.WithoutCancel(ctx)
 	}
 	h := &x.h
-	h.x, h.m, h.rule, h.ctx, h.period = x, m, rule, ctx, rule.Lease()/3
-	h.storeNow, h.localAt = c.StoreTime(), time.Now()
-	h.cur = c.Record
+	h.x, h.m, h.rule, h.ctx, h.period, h.claim = x, m, rule, ctx, rule.Lease()/3, &x.claim
 	m.renewals.add(h)
 	return h
 }
-
-// storeTime returns the store's time now, as [store.Claim.StoreTime] does.
-func (h *holder) storeTime() time.Time { return h.storeNow.Add(time.Since(h.localAt)) }
 
 // renew extends the lease; the renewals loop calls it when it is due.
 func (h *holder) renew() {
@@ -62,8 +57,8 @@ func (h *holder) renew() {
 	if h.done || h.overtaken {
 		return
 	}
-	next, err := h.rule.Renew(&h.cur, h.storeTime())
-	if err != nil { // h.cur is the engine's own reservation: cannot happen
+	next, err := h.rule.Renew(&h.claim.Record, h.claim.StoreTime())
+	if err != nil { // the claim's Record is the engine's own reservation: cannot happen
 		h.m.log.LogAttrs(h.ctx, slog.LevelError, "idemhttp: renewing a lease", slog.String("rule", h.rule.Pointer()), slog.Any("error", err))
 		return
 	}
@@ -75,13 +70,13 @@ func (h *holder) renew() {
 	cancel()
 	switch {
 	case err == nil:
-		h.cur, h.unknown = next, nil
+		h.claim.Record, h.unknown = next, nil
 	case errors.Is(err, store.ErrConflict) && h.adoptUnknown(h.ctx):
 		// An earlier renewal did happen; the next round renews from it.
 	case errors.Is(err, store.ErrConflict):
 		h.overtaken = true
 		h.m.log.LogAttrs(h.ctx, slog.LevelWarn, "idemhttp: reservation taken over while its handler runs; its response will not be stored",
-			slog.String("rule", h.rule.Pointer()), slog.Uint64("generation", h.cur.Generation))
+			slog.String("rule", h.rule.Pointer()), slog.Uint64("generation", h.claim.Record.Generation))
 	default: // the write may have happened; the next round tries again
 		h.unknown = &next
 		h.m.log.LogAttrs(h.ctx, slog.LevelWarn, "idemhttp: renewing a lease failed; retrying", slog.String("rule", h.rule.Pointer()), slog.Any("error", err))
@@ -116,7 +111,7 @@ const minTick = 5 * time.Millisecond
 func (rs *renewals) add(h *holder) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	h.due = h.localAt.Add(h.period)
+	h.due = time.Now().Add(h.period)
 	h.index = len(rs.holders)
 	rs.holders = append(rs.holders, h)
 	if t := max(h.period/2, minTick); rs.tick == 0 || t < rs.tick {
@@ -193,7 +188,7 @@ func (h *holder) finish(build func(res *policy.Record) (policy.Record, error)) (
 		ctx, cancel = context.WithTimeout(h.ctx, h.m.completionTimeout)
 		defer cancel()
 	}
-	rec, err := build(&h.cur)
+	rec, err := build(&h.claim.Record)
 	if err != nil {
 		return rec, err
 	}
@@ -204,7 +199,7 @@ func (h *holder) finish(build func(res *policy.Record) (policy.Record, error)) (
 		h.latency += time.Since(start)
 		h.calls++
 		if errors.Is(err, store.ErrConflict) && h.adoptUnknown(ctx) {
-			if rec, err = build(&h.cur); err != nil {
+			if rec, err = build(&h.claim.Record); err != nil {
 				return rec, err
 			}
 			continue
@@ -240,6 +235,6 @@ func (h *holder) adoptUnknown(ctx context.Context) bool {
 	if err != nil || rec == nil || !store.Equal(rec, lost) {
 		return false
 	}
-	h.cur = *rec
+	h.claim.Record = *rec
 	return true
 }

@@ -167,6 +167,7 @@ func (m *Middleware) Stats() Stats {
 type exchange struct {
 	ev     Event
 	cw     capture
+	claim  store.Claim // what the store gave the request
 	h      holder
 	body   []byte      // the request body's buffer
 	reader *bodyReader // the body handed to the handler, emptied on release
@@ -192,6 +193,7 @@ func (x *exchange) release() {
 	}
 	x.ev = Event{}
 	x.cw.reset()
+	x.claim = store.Claim{}
 	x.h = holder{}
 	if x.reader != nil {
 		// A handler that reads its body after it returned (net/http
@@ -262,8 +264,8 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		ev.storageKey = pk
 	}
 
-	c, err := m.acquire(r.Context(), rule, req, ev)
-	if err != nil {
+	c := &x.claim
+	if *c, err = m.acquire(r.Context(), rule, req, ev); err != nil {
 		m.storeFailed(w, r, next, body, x, err)
 		return
 	}
@@ -280,7 +282,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		ev.Outcome = PassedThrough
 		ev.Status = m.run(w, r, next, body, x)
 	default: // Execute, ExecuteAsNew
-		m.execute(w, r, next, body, rule, &c, x)
+		m.execute(w, r, next, body, rule, c, x)
 	}
 }
 
@@ -338,7 +340,7 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 	m.executing.Add(1)
 	defer m.executing.Add(-1)
 	ev := &x.ev
-	h := m.hold(r.Context(), rule, c, x)
+	h := m.hold(r.Context(), rule, x)
 	cw := &x.cw
 	cw.init(w, m.maxResponse)
 	defer func() {
