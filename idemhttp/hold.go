@@ -97,12 +97,14 @@ func (h *holder) stop() {
 // own. A timer per request would cost every request a timer's allocation,
 // start and stop, though most handlers end long before their first
 // renewal. The tick is half the shortest renewal period seen, so a lease
-// is renewed at most halfway through.
+// is renewed at most halfway through; a holder that shortens it wakes the
+// loop, which may be asleep for a longer tick.
 type renewals struct {
 	mu      sync.Mutex
 	holders []*holder // each knows its index
 	tick    time.Duration
 	running bool
+	wake    chan struct{} // the tick got shorter
 }
 
 // minTick bounds how often the loop wakes, whatever the leases.
@@ -114,8 +116,15 @@ func (rs *renewals) add(h *holder) {
 	h.due = time.Now().Add(h.period)
 	h.index = len(rs.holders)
 	rs.holders = append(rs.holders, h)
+	if rs.wake == nil {
+		rs.wake = make(chan struct{}, 1)
+	}
 	if t := max(h.period/2, minTick); rs.tick == 0 || t < rs.tick {
-		rs.tick = t // the loop picks it up within its current tick
+		rs.tick = t
+		select {
+		case rs.wake <- struct{}{}:
+		default: // already woken
+		}
 	}
 	if !rs.running {
 		rs.running = true
@@ -140,6 +149,8 @@ const idleTicks = 100
 func (rs *renewals) loop() {
 	var due []*holder
 	idle := 0
+	sleep := time.NewTimer(time.Hour)
+	defer sleep.Stop()
 	for {
 		rs.mu.Lock()
 		tick := rs.tick
@@ -169,7 +180,11 @@ func (rs *renewals) loop() {
 			}()
 			due[i] = nil
 		}
-		time.Sleep(tick)
+		sleep.Reset(tick)
+		select {
+		case <-sleep.C:
+		case <-rs.wake:
+		}
 	}
 }
 
