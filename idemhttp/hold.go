@@ -209,9 +209,14 @@ func (h *holder) finish(build func(res *policy.Record) (policy.Record, error)) (
 	}
 	backoff := 20 * time.Millisecond
 	for {
-		start := time.Now()
+		var start time.Time
+		if h.x.timed {
+			start = time.Now()
+		}
 		err := h.m.store.Write(ctx, rec, store.Guard{})
-		h.latency += time.Since(start)
+		if h.x.timed {
+			h.latency += time.Since(start)
+		}
 		h.calls++
 		if errors.Is(err, store.ErrConflict) && h.adoptUnknown(ctx) {
 			if rec, err = build(&h.claim.Record); err != nil {

@@ -172,6 +172,9 @@ type exchange struct {
 	body   []byte      // the request body's buffer
 	reader *bodyReader // the body handed to the handler, emptied on release
 	refs   atomic.Int32
+	// timed says that the event's durations are read (by the hook or the
+	// debug log): the clock is read for them only then.
+	timed bool
 }
 
 var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
@@ -191,7 +194,7 @@ func (x *exchange) release() {
 	if x.refs.Add(-1) != 0 {
 		return
 	}
-	x.ev = Event{}
+	x.ev, x.timed = Event{}, false
 	x.cw.reset()
 	x.claim = store.Claim{}
 	x.h = holder{}
@@ -219,9 +222,14 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		x := getExchange(rule)
-		start := time.Now()
+		var start time.Time
+		if x.timed = m.onDecision != nil || m.log.Enabled(r.Context(), slog.LevelDebug); x.timed {
+			start = time.Now()
+		}
 		defer func() { // also when the handler panics
-			x.ev.Duration = time.Since(start)
+			if x.timed {
+				x.ev.Duration = time.Since(start)
+			}
 			m.report(r.Context(), &x.ev)
 			x.release()
 		}()
@@ -265,7 +273,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 
 	c := &x.claim
-	if *c, err = m.acquire(r.Context(), rule, req, ev); err != nil {
+	if *c, err = m.acquire(r.Context(), rule, req, x); err != nil {
 		m.storeFailed(w, r, next, body, x, err)
 		return
 	}
@@ -289,14 +297,21 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 // acquire runs store.Acquire, and again while the key's reservation runs
 // and the rule lets the request wait for it, polling with backoff and
 // jitter.
-func (m *Middleware) acquire(ctx context.Context, rule *policy.Rule, req policy.Request, ev *Event) (store.Claim, error) {
-	start := time.Now()
-	defer func() { ev.StoreLatency += time.Since(start) - ev.Waited }()
+func (m *Middleware) acquire(ctx context.Context, rule *policy.Rule, req policy.Request, x *exchange) (store.Claim, error) {
+	ev := &x.ev
+	var start time.Time
+	if x.timed {
+		start = time.Now()
+		defer func() { ev.StoreLatency += time.Since(start) - ev.Waited }()
+	}
 	c, err := store.Acquire(ctx, m.store, rule, req)
 	ev.StoreCalls += c.Calls
 	wait := rule.Wait()
 	if err != nil || wait <= 0 || !inFlight(&c) {
 		return c, err
+	}
+	if start.IsZero() {
+		start = time.Now() // the wait's deadline runs from here
 	}
 	m.waiting.Add(1)
 	defer m.waiting.Add(-1)

@@ -187,3 +187,16 @@ func TestBodyAfterReturn(t *testing.T) {
 		t.Errorf("reading the first request's body after its handler returned = %q, %v; want nothing", b, err)
 	}
 }
+
+// The hook gets the request's durations: the clock is read for them
+// whenever they are observed.
+func TestEventDurations(t *testing.T) {
+	a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
+	for _, want := range []idemhttp.Outcome{idemhttp.Stored, idemhttp.Replayed} {
+		a.send("acme", "k", firstPayment)
+		ev := a.lastEvent()
+		if ev.Outcome != want || ev.Duration <= 0 || ev.StoreLatency <= 0 || ev.StoreLatency > ev.Duration {
+			t.Errorf("event = %v in %v, store latency %v; want %v with 0 < store latency <= duration", ev.Outcome, ev.Duration, ev.StoreLatency, want)
+		}
+	}
+}
