@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"net"
 	"net/http"
-	"sync"
 )
 
 // capture is the ResponseWriter an executing handler writes to: it passes
@@ -31,23 +30,19 @@ type capture struct {
 	disposition disposition // what the handler said about its reservation
 }
 
-var capturePool = sync.Pool{New: func() any { return new(capture) }}
-
-// maxPooledBody keeps a pooled capture from pinning a large buffer.
-const maxPooledBody = 64 << 10
-
-func newCapture(w http.ResponseWriter, limit int64) *capture {
-	c := capturePool.Get().(*capture)
+// init readies c for a handler writing to w, keeping its buffer.
+func (c *capture) init(w http.ResponseWriter, limit int64) {
 	*c = capture{w: w, limit: limit, body: c.body[:0], clientOK: true}
-	return c
 }
 
-func (c *capture) free() {
-	if cap(c.body) > maxPooledBody {
-		c.body = nil
+// reset empties c for its exchange's next request, keeping a buffer that
+// is not too large.
+func (c *capture) reset() {
+	body := c.body[:0]
+	if cap(body) > maxPooled {
+		body = nil
 	}
-	*c = capture{body: c.body[:0]}
-	capturePool.Put(c)
+	*c = capture{body: body}
 }
 
 // Header returns the client's header map, as the handler expects. Once

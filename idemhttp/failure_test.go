@@ -166,6 +166,48 @@ func TestLongHandlerRenews(t *testing.T) {
 	})
 }
 
+// A request under a rule with a short lease is renewed in time even when
+// the renewals loop was sleeping the long tick of another rule's lease
+// when it arrived.
+func TestShortLeaseAfterLongLease(t *testing.T) {
+	pol := strings.Replace(paymentsPolicy, `"cache": ["2xx", "4xx", "!429"]}`,
+		`"cache": ["2xx", "4xx", "!429"], "lease": "300ms"},
+    {"route": "POST /api/slow", "lease": "30s"}`, 1)
+	a := newApp(t, memory(t), pol, idemhttp.Options{})
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	var entered atomic.Int32
+	a.respond = func(w http.ResponseWriter, r *http.Request) {
+		if entered.Add(1) <= 2 { // a duplicate that executes answers at once
+			started <- struct{}{}
+			<-release
+		}
+		w.WriteHeader(201)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(release)
+	wg.Add(2)
+	go func() { // the loop starts, and sleeps a tick of 5 s
+		defer wg.Done()
+		r := httptest.NewRequest("POST", "/api/slow", strings.NewReader(`{}`))
+		r.Header.Set("X-Tenant", "acme")
+		r.Header.Set("Idempotency-Key", "slow")
+		a.handler.ServeHTTP(httptest.NewRecorder(), r)
+	}()
+	<-started
+	time.Sleep(50 * time.Millisecond) // the loop is asleep
+	go func() {
+		defer wg.Done()
+		a.send("acme", "k", firstPayment)
+	}()
+	<-started
+	time.Sleep(900 * time.Millisecond) // three leases of the short rule
+	if w := a.send("acme", "k", firstPayment); w.Code != 409 {
+		t.Errorf("duplicate while a handler with a short lease runs = %d %s, want 409", w.Code, w.Body)
+	}
+}
+
 // A holder whose lease lapsed (its renewals failed) and was taken over
 // does not overwrite the new holder's record: its completion is refused,
 // logged and reported.

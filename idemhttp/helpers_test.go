@@ -64,6 +64,8 @@ type app struct {
 	serial atomic.Int64
 	// respond, when set, writes the answer instead of the default 201.
 	respond func(w http.ResponseWriter, r *http.Request)
+	// serveBody, when set, reads the body instead of decoding it as JSON.
+	serveBody func(r *http.Request)
 }
 
 func newApp(t *testing.T, st store.Store, policySrc string, opts idemhttp.Options) *app {
@@ -97,7 +99,9 @@ func newApp(t *testing.T, st store.Store, policySrc string, opts idemhttp.Option
 
 func (a *app) serve(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+	if a.serveBody != nil {
+		a.serveBody(r)
+	} else if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		a.t.Errorf("the handler got a body that does not decode: %v", err)
 	}
 	a.mu.Lock()

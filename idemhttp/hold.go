@@ -17,17 +17,18 @@ import (
 // it. Renewal and the final write are serialized by mu, and each writes
 // the generation after the last one written.
 type holder struct {
-	m        *Middleware
-	rule     *policy.Rule
-	storeNow time.Time       // the store's time at localAt
-	localAt  time.Time       // this process's time, with its monotonic reading
-	ctx      context.Context // not canceled by the client leaving
-	period   time.Duration   // a third of the lease
-	due      time.Time       // the next renewal; guarded by m.renewals.mu
-	index    int             // in m.renewals.holders; guarded by m.renewals.mu
+	x      *exchange // that holds it: a renewal under way keeps it from the pool
+	m      *Middleware
+	rule   *policy.Rule
+	ctx    context.Context // not canceled by the client leaving
+	period time.Duration   // a third of the lease
+	due    time.Time       // the next renewal; guarded by m.renewals.mu
+	index  int             // in m.renewals.holders; guarded by m.renewals.mu
 
-	mu        sync.Mutex
-	cur       policy.Record  // the reservation as last written
+	mu sync.Mutex
+	// claim is the request's, in its exchange: the store's time is told
+	// from it, and its Record is the reservation as last written.
+	claim     *store.Claim
 	unknown   *policy.Record // a renewal whose reply was lost, which may have happened
 	done      bool
 	overtaken bool // a renewal found the reservation taken over
@@ -35,19 +36,19 @@ type holder struct {
 	latency   time.Duration
 }
 
-func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, c *store.Claim) *holder {
+// hold makes x's holder hold the reservation of x's claim, and registers
+// it for renewals.
+func (m *Middleware) hold(ctx context.Context, rule *policy.Rule, x *exchange) *holder {
 	if m.local {
 		ctx = context.Background() // an in-process store reads neither deadlines nor values
 	} else {
 		ctx = context.WithoutCancel(ctx)
 	}
-	h := &holder{m: m, rule: rule, storeNow: c.StoreTime(), localAt: time.Now(), ctx: ctx, cur: c.Record, period: rule.Lease() / 3}
+	h := &x.h
+	h.x, h.m, h.rule, h.ctx, h.period, h.claim = x, m, rule, ctx, rule.Lease()/3, &x.claim
 	m.renewals.add(h)
 	return h
 }
-
-// storeTime returns the store's time now, as [store.Claim.StoreTime] does.
-func (h *holder) storeTime() time.Time { return h.storeNow.Add(time.Since(h.localAt)) }
 
 // renew extends the lease; the renewals loop calls it when it is due.
 func (h *holder) renew() {
@@ -56,8 +57,8 @@ func (h *holder) renew() {
 	if h.done || h.overtaken {
 		return
 	}
-	next, err := h.rule.Renew(&h.cur, h.storeTime())
-	if err != nil { // h.cur is the engine's own reservation: cannot happen
+	next, err := h.rule.Renew(&h.claim.Record, h.claim.StoreTime())
+	if err != nil { // the claim's Record is the engine's own reservation: cannot happen
 		h.m.log.LogAttrs(h.ctx, slog.LevelError, "idemhttp: renewing a lease", slog.String("rule", h.rule.Pointer()), slog.Any("error", err))
 		return
 	}
@@ -69,13 +70,13 @@ func (h *holder) renew() {
 	cancel()
 	switch {
 	case err == nil:
-		h.cur, h.unknown = next, nil
+		h.claim.Record, h.unknown = next, nil
 	case errors.Is(err, store.ErrConflict) && h.adoptUnknown(h.ctx):
 		// An earlier renewal did happen; the next round renews from it.
 	case errors.Is(err, store.ErrConflict):
 		h.overtaken = true
 		h.m.log.LogAttrs(h.ctx, slog.LevelWarn, "idemhttp: reservation taken over while its handler runs; its response will not be stored",
-			slog.String("rule", h.rule.Pointer()), slog.Uint64("generation", h.cur.Generation))
+			slog.String("rule", h.rule.Pointer()), slog.Uint64("generation", h.claim.Record.Generation))
 	default: // the write may have happened; the next round tries again
 		h.unknown = &next
 		h.m.log.LogAttrs(h.ctx, slog.LevelWarn, "idemhttp: renewing a lease failed; retrying", slog.String("rule", h.rule.Pointer()), slog.Any("error", err))
@@ -96,12 +97,14 @@ func (h *holder) stop() {
 // own. A timer per request would cost every request a timer's allocation,
 // start and stop, though most handlers end long before their first
 // renewal. The tick is half the shortest renewal period seen, so a lease
-// is renewed at most halfway through.
+// is renewed at most halfway through; a holder that shortens it wakes the
+// loop, which may be asleep for a longer tick.
 type renewals struct {
 	mu      sync.Mutex
 	holders []*holder // each knows its index
 	tick    time.Duration
 	running bool
+	wake    chan struct{} // the tick got shorter
 }
 
 // minTick bounds how often the loop wakes, whatever the leases.
@@ -113,8 +116,15 @@ func (rs *renewals) add(h *holder) {
 	h.due = time.Now().Add(h.period)
 	h.index = len(rs.holders)
 	rs.holders = append(rs.holders, h)
+	if rs.wake == nil {
+		rs.wake = make(chan struct{}, 1)
+	}
 	if t := max(h.period/2, minTick); rs.tick == 0 || t < rs.tick {
-		rs.tick = t // the loop picks it up within its current tick
+		rs.tick = t
+		select {
+		case rs.wake <- struct{}{}:
+		default: // already woken
+		}
 	}
 	if !rs.running {
 		rs.running = true
@@ -139,6 +149,8 @@ const idleTicks = 100
 func (rs *renewals) loop() {
 	var due []*holder
 	idle := 0
+	sleep := time.NewTimer(time.Hour)
+	defer sleep.Stop()
 	for {
 		rs.mu.Lock()
 		tick := rs.tick
@@ -156,14 +168,23 @@ func (rs *renewals) loop() {
 		for _, h := range rs.holders {
 			if !now.Before(h.due) {
 				h.due = now.Add(h.period)
+				h.x.refs.Add(1) // released by the renewal
 				due = append(due, h)
 			}
 		}
 		rs.mu.Unlock()
-		for _, h := range due {
-			go h.renew()
+		for i, h := range due {
+			go func() {
+				defer h.x.release()
+				h.renew()
+			}()
+			due[i] = nil
 		}
-		time.Sleep(tick)
+		sleep.Reset(tick)
+		select {
+		case <-sleep.C:
+		case <-rs.wake:
+		}
 	}
 }
 
@@ -182,18 +203,23 @@ func (h *holder) finish(build func(res *policy.Record) (policy.Record, error)) (
 		ctx, cancel = context.WithTimeout(h.ctx, h.m.completionTimeout)
 		defer cancel()
 	}
-	rec, err := build(&h.cur)
+	rec, err := build(&h.claim.Record)
 	if err != nil {
 		return rec, err
 	}
 	backoff := 20 * time.Millisecond
 	for {
-		start := time.Now()
+		var start time.Time
+		if h.x.timed {
+			start = time.Now()
+		}
 		err := h.m.store.Write(ctx, rec, store.Guard{})
-		h.latency += time.Since(start)
+		if h.x.timed {
+			h.latency += time.Since(start)
+		}
 		h.calls++
 		if errors.Is(err, store.ErrConflict) && h.adoptUnknown(ctx) {
-			if rec, err = build(&h.cur); err != nil {
+			if rec, err = build(&h.claim.Record); err != nil {
 				return rec, err
 			}
 			continue
@@ -229,6 +255,6 @@ func (h *holder) adoptUnknown(ctx context.Context) bool {
 	if err != nil || rec == nil || !store.Equal(rec, lost) {
 		return false
 	}
-	h.cur = *rec
+	h.claim.Record = *rec
 	return true
 }

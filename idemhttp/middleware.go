@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,9 +184,61 @@ func (m *Middleware) Stats() Stats {
 	return Stats{Executing: m.executing.Load(), Waiting: m.waiting.Load()}
 }
 
-// eventPool recycles the events reported to the hook, which must not keep
-// them.
-var eventPool = sync.Pool{New: func() any { return new(Event) }}
+// exchange is the state of one governed request, recycled: the event
+// reported to the hook (which must not keep it), the writer an executing
+// handler writes to, the holder of its reservation and the buffer its
+// body is read into. It goes back to the pool when the request is
+// answered and no renewal of its reservation is under way (refs).
+type exchange struct {
+	ev     Event
+	cw     capture
+	claim  store.Claim // what the store gave the request
+	h      holder
+	body   []byte      // the request body's buffer
+	reader *bodyReader // the body handed to the handler, emptied on release
+	// bodyShared says that GetBody handed out readers of body, which may
+	// outlive the request: body is then not reused.
+	bodyShared atomic.Bool
+	refs       atomic.Int32
+	// timed says that the event's durations are read (by the hook or the
+	// debug log): the clock is read for them only then.
+	timed bool
+}
+
+var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
+
+// maxPooled keeps a pooled exchange from pinning a large buffer.
+const maxPooled = 64 << 10
+
+func getExchange(rule *policy.Rule) *exchange {
+	x := exchangePool.Get().(*exchange)
+	x.refs.Store(1)
+	x.ev.Rule = rule
+	return x
+}
+
+// release drops a reference to x, and recycles it when it was the last.
+func (x *exchange) release() {
+	if x.refs.Add(-1) != 0 {
+		return
+	}
+	x.ev, x.timed = Event{}, false
+	x.cw.reset()
+	x.claim = store.Claim{}
+	x.h = holder{}
+	if x.reader != nil {
+		// A handler that reads its body after it returned (net/http
+		// forbids it) reads nothing, not a later request's body.
+		x.reader.Reset(nil)
+		x.reader = nil
+	}
+	x.body = x.body[:0]
+	if cap(x.body) > maxPooled || x.bodyShared.Load() {
+		x.body = nil
+	}
+	x.bodyShared.Store(false)
+	exchangePool.Put(x)
+}
 
 // Wrap returns a handler that enforces the policy on next: the shape of
 // func(http.Handler) http.Handler. A request that no rule governs goes to
@@ -197,21 +250,25 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ev := eventPool.Get().(*Event)
-		*ev = Event{Rule: rule}
-		start := time.Now()
+		x := getExchange(rule)
+		var start time.Time
+		if x.timed = m.onDecision != nil || m.log.Enabled(r.Context(), slog.LevelDebug); x.timed {
+			start = time.Now()
+		}
 		defer func() { // also when the handler panics
-			ev.Duration = time.Since(start)
-			m.report(r.Context(), ev)
-			*ev = Event{}
-			eventPool.Put(ev)
+			if x.timed {
+				x.ev.Duration = time.Since(start)
+			}
+			m.report(r.Context(), &x.ev)
+			x.release()
 		}()
-		m.serve(w, r, next, rule, ev)
+		m.serve(w, r, next, rule, x)
 	})
 }
 
 // serve runs the flow for a request that rule governs.
-func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler, rule *policy.Rule, ev *Event) {
+func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler, rule *policy.Rule, x *exchange) {
+	ev := &x.ev
 	tenant, ok := m.tenant(r)
 	if !ok || tenant == "" {
 		m.answerProblem(w, ev, Invalid, problemTenant())
@@ -222,9 +279,12 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	var body []byte
 	if hasHeader(r.Header, rule.KeyHeader()) { // without a key nothing is fingerprinted
 		var p *problem
-		if body, p = m.readBody(r); p != nil {
+		if body, p = m.readBody(r, x.body[:0]); p != nil {
 			m.answerProblem(w, ev, Invalid, p)
 			return
+		}
+		if body != nil {
+			x.body = body // kept for the next request; the handler's until this one is answered
 		}
 	}
 	fr, err := rule.Fingerprinter().HTTPRequest(r, body)
@@ -241,9 +301,9 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		ev.storageKey = pk
 	}
 
-	c, err := m.acquire(r.Context(), rule, req, ev)
-	if err != nil {
-		m.storeFailed(w, r, next, body, ev, err)
+	c := &x.claim
+	if *c, err = m.acquire(r.Context(), rule, req, x); err != nil {
+		m.storeFailed(w, r, next, body, x, err)
 		return
 	}
 	d := c.Decision
@@ -257,23 +317,30 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		writeResponse(w, &d.Response)
 	case policy.PassThrough:
 		ev.Outcome = PassedThrough
-		ev.Status = m.run(w, r, next, body)
+		ev.Status = m.run(w, r, next, body, x)
 	default: // Execute, ExecuteAsNew
-		m.execute(w, r, next, body, rule, &c, ev)
+		m.execute(w, r, next, body, rule, c, x)
 	}
 }
 
 // acquire runs store.Acquire, and again while the key's reservation runs
 // and the rule lets the request wait for it, polling with backoff and
 // jitter.
-func (m *Middleware) acquire(ctx context.Context, rule *policy.Rule, req policy.Request, ev *Event) (store.Claim, error) {
-	start := time.Now()
-	defer func() { ev.StoreLatency += time.Since(start) - ev.Waited }()
+func (m *Middleware) acquire(ctx context.Context, rule *policy.Rule, req policy.Request, x *exchange) (store.Claim, error) {
+	ev := &x.ev
+	var start time.Time
+	if x.timed {
+		start = time.Now()
+		defer func() { ev.StoreLatency += time.Since(start) - ev.Waited }()
+	}
 	c, err := store.Acquire(ctx, m.store, rule, req)
 	ev.StoreCalls += c.Calls
 	wait := rule.Wait()
 	if err != nil || wait <= 0 || !inFlight(&c) {
 		return c, err
+	}
+	if start.IsZero() {
+		start = time.Now() // the wait's deadline runs from here
 	}
 	m.waiting.Add(1)
 	defer m.waiting.Add(-1)
@@ -313,12 +380,13 @@ func jitter(d time.Duration) time.Duration {
 
 // execute runs the handler under the claim's reservation and completes
 // its record.
-func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, rule *policy.Rule, c *store.Claim, ev *Event) {
+func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, rule *policy.Rule, c *store.Claim, x *exchange) {
 	m.executing.Add(1)
 	defer m.executing.Add(-1)
-	h := m.hold(r.Context(), rule, c)
-	cw := newCapture(w, m.maxResponse)
-	defer cw.free()
+	ev := &x.ev
+	h := m.hold(r.Context(), rule, x)
+	cw := &x.cw
+	cw.init(w, m.maxResponse)
 	defer func() {
 		ev.StoreCalls += h.calls
 		ev.StoreLatency += h.latency
@@ -346,7 +414,7 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 		}
 		// The panic goes on to the server's recovery.
 	}()
-	setBody(r, body)
+	x.setBody(r, body)
 	next.ServeHTTP(cw, r)
 	panicked = false
 
@@ -397,7 +465,8 @@ func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.H
 // storeFailed answers a request whose records could not be read or
 // written: a 503 (or, for a record that cannot be used, a 500) problem,
 // or the handler without idempotency when failing open.
-func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, ev *Event, err error) {
+func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, x *exchange, err error) {
+	ev := &x.ev
 	ev.Err = err
 	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
 		// The client left while the store was asked: nobody to answer.
@@ -407,7 +476,7 @@ func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next ht
 	if m.failOpen && !errors.Is(err, store.ErrCorrupt) && !errors.Is(err, policy.ErrForeignRecord) {
 		m.log.LogAttrs(r.Context(), slog.LevelWarn, "idemhttp: store failed; running the handler without idempotency (fail open)", slog.Any("error", err))
 		ev.Outcome = FailedOpen
-		ev.Status = m.run(w, r, next, body)
+		ev.Status = m.run(w, r, next, body, x)
 		return
 	}
 	ev.Outcome = StoreFailed
@@ -422,9 +491,9 @@ func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next ht
 
 // run runs the handler without idempotency and returns the status it
 // answered.
-func (m *Middleware) run(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte) int {
+func (m *Middleware) run(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, x *exchange) int {
 	if body != nil {
-		setBody(r, body)
+		x.setBody(r, body)
 	}
 	sw := &statusWriter{ResponseWriter: w}
 	next.ServeHTTP(sw, r)
@@ -458,9 +527,10 @@ func actionName(a policy.Action) string {
 	return a.String()
 }
 
-// readBody reads the whole request body, up to the limit. It returns a
-// problem for a body too large or that could not be read.
-func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
+// readBody reads the whole request body, up to the limit, appending it to
+// buf. It returns a problem for a body too large or that could not be
+// read.
+func (m *Middleware) readBody(r *http.Request, buf []byte) ([]byte, *problem) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
@@ -471,7 +541,7 @@ func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
 	if r.ContentLength >= 0 {
 		size = int(r.ContentLength) + 1 // +1: reading to EOF needs no growth
 	}
-	buf := make([]byte, 0, size)
+	buf = slices.Grow(buf, size)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -502,14 +572,19 @@ func (m *Middleware) readBody(r *http.Request) ([]byte, *problem) {
 // send that as a body net/http's transport knows is in memory, the header
 // and the body in one write. (A request forwarded with GetBody set may be
 // sent again by the transport after some failures; see
-// [http.Request.GetBody].) body is never reused: readers from GetBody may
-// outlive the handler, in a transport still writing.
-func setBody(r *http.Request, body []byte) {
+// [http.Request.GetBody].) Once GetBody was called, the buffer is not
+// reused: its readers may outlive the handler, in a transport still
+// writing.
+func (x *exchange) setBody(r *http.Request, body []byte) {
 	b := &bodyReader{}
 	b.Reset(body)
+	x.reader = b
 	r.Body = b
 	r.ContentLength = int64(len(body))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.GetBody = func() (io.ReadCloser, error) {
+		x.bodyShared.Store(true)
+		return io.NopCloser(bytes.NewReader(body)), nil
+	}
 }
 
 // bodyReader is the request body handed to the handler.

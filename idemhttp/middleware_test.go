@@ -1,8 +1,10 @@
 package idemhttp_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -160,5 +162,69 @@ func TestConcurrentDuplicates(t *testing.T) {
 				t.Errorf("duplicate after completion = %d %v, want a replayed 201", w.Code, w.Header())
 			}
 		})
+	}
+}
+
+// The middleware reuses the buffer a request's body is read into once the
+// request is answered. A handler that keeps the body past its return
+// (net/http forbids reading it then) reads nothing more, never a later
+// request's body.
+func TestBodyAfterReturn(t *testing.T) {
+	a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
+	var kept io.Reader
+	a.respond = func(w http.ResponseWriter, r *http.Request) {
+		kept = r.Body
+		w.WriteHeader(http.StatusCreated)
+	}
+	a.serveBody = func(r *http.Request) {} // leave the body unread
+	if w := a.send("acme", "first", firstPayment); w.Code != 201 {
+		t.Fatalf("first request: %d %s", w.Code, w.Body)
+	}
+	second := strings.Replace(firstPayment, "ord_8842", "ord_9999", 1)
+	if w := a.send("acme", "second", second); w.Code != 201 {
+		t.Fatalf("second request: %d %s", w.Code, w.Body)
+	}
+	if b, err := io.ReadAll(kept); len(b) != 0 || err != nil {
+		t.Errorf("reading the first request's body after its handler returned = %q, %v; want nothing", b, err)
+	}
+}
+
+// GetBody's readers may outlive the handler (a transport still writing a
+// forwarded body): they read the request's own body to the end, even
+// after later requests reused the middleware's buffers.
+func TestGetBodyAfterReturn(t *testing.T) {
+	a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
+	var kept io.Reader
+	a.respond = func(w http.ResponseWriter, r *http.Request) {
+		var err error
+		if kept, err = r.GetBody(); err != nil {
+			t.Errorf("GetBody: %v", err)
+		}
+		w.WriteHeader(http.StatusCreated)
+	}
+	if w := a.send("acme", "first", firstPayment); w.Code != 201 {
+		t.Fatalf("first request: %d %s", w.Code, w.Body)
+	}
+	second := strings.Replace(firstPayment, "ord_8842", "ord_9999", 1)
+	for i := range 3 {
+		if w := a.send("acme", "next"+strconv.Itoa(i), second); w.Code != 201 {
+			t.Fatalf("request %d after the first: %d %s", i, w.Code, w.Body)
+		}
+	}
+	if b, err := io.ReadAll(kept); string(b) != firstPayment || err != nil {
+		t.Errorf("reading GetBody's reader after the handler returned = %q, %v; want the first request's body %q", b, err, firstPayment)
+	}
+}
+
+// The hook gets the request's durations: the clock is read for them
+// whenever they are observed.
+func TestEventDurations(t *testing.T) {
+	a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
+	for _, want := range []idemhttp.Outcome{idemhttp.Stored, idemhttp.Replayed} {
+		a.send("acme", "k", firstPayment)
+		ev := a.lastEvent()
+		if ev.Outcome != want || ev.Duration <= 0 || ev.StoreLatency <= 0 || ev.StoreLatency > ev.Duration {
+			t.Errorf("event = %v in %v, store latency %v; want %v with 0 < store latency <= duration", ev.Outcome, ev.Duration, ev.StoreLatency, want)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"container/heap"
 	"context"
 	"hash/maphash"
 	"sync"
@@ -47,18 +46,26 @@ type Memory struct {
 
 type shard struct {
 	mu    sync.Mutex
-	recs  map[string]*entry
+	index map[string]int32 // storage key -> slot
+	slots []*[chunkSize]entry
+	used  int32   // slots ever handed out, free ones included
+	free  []int32 // slots of removed entries, for reuse
 	byEnd endHeap
 	_     [64]byte // keep shards' locks on separate cache lines
 }
 
+// chunkSize is the number of entries allocated at once: a new record
+// costs no allocation of its own, and the store's memory holds few
+// objects for the garbage collector to visit. 31 entries fill an 8 KiB
+// size class of the allocator.
+const chunkSize = 31
+
 // entry is one stored record. The record is written in place, under the
 // shard's lock; callers get copies.
 type entry struct {
-	key string
 	rec policy.Record
-	end time.Time // when the record's life ends
-	idx int       // in the shard's heap
+	end int64 // when the record's life ends, in Unix microseconds
+	pos int32 // in the shard's heap
 }
 
 // record returns a copy of the entry's record. The caller holds the shard's
@@ -90,7 +97,7 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 		m.clock = time.Now
 	}
 	for i := range m.shards {
-		m.shards[i].recs = make(map[string]*entry)
+		m.shards[i].index = make(map[string]int32)
 	}
 	return m, nil
 }
@@ -113,7 +120,12 @@ func (m *Memory) shardOf(storageKey string) *shard {
 	if p, ok := policy.PrimaryKey(storageKey); ok {
 		storageKey = p
 	}
-	return &m.shards[maphash.String(m.seed, storageKey)%uint64(len(m.shards))]
+	return m.shard(storageKey)
+}
+
+// shard returns the shard of a primary storage key.
+func (m *Memory) shard(primary string) *shard {
+	return &m.shards[maphash.String(m.seed, primary)%uint64(len(m.shards))]
 }
 
 // Reserve implements [Store.Reserve].
@@ -125,12 +137,13 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 	if err := r.Validate(); err != nil {
 		return Outcome{}, err
 	}
-	sh := m.shardOf(key)
+	sh := m.shard(key) // a primary key
 	for attempt := 0; ; attempt++ {
 		now := m.now()
 		sh.mu.Lock()
 		sh.sweep(m, now, sweepPerOp)
-		p, n := sh.alive(key, now), sh.alive(r.NewIdentity, now)
+		pe := sh.lookup(key)
+		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
 		if p != nil && p.rec.Binds(now) || n != nil && n.rec.Binds(now) {
 			out := Outcome{Now: now}
 			if p != nil {
@@ -142,7 +155,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 			sh.mu.Unlock()
 			return out, nil
 		}
-		if p == nil && !m.room(sh, now) {
+		if pe == nil && !m.room(sh, now) {
 			sh.mu.Unlock()
 			if attempt == 0 && m.sweepAll(now) > 0 {
 				continue
@@ -157,9 +170,9 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		}
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
-		stored := sh.put(m, key, p, &rec)
+		out := Outcome{Reserved: true, Record: sh.put(m, key, pe, &rec).rec, Now: now}
 		sh.mu.Unlock()
-		return Outcome{Reserved: true, Record: stored, Now: now}, nil
+		return out, nil
 	}
 }
 
@@ -196,15 +209,17 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 	if err := ctx.Err(); err != nil {
 		return &Error{Op: "write", StorageKey: key, Kind: err}
 	}
-	if err := ValidateWrite(&rec, guard); err != nil {
+	primary, err := validateWrite(&rec, guard)
+	if err != nil {
 		return err
 	}
-	sh := m.shardOf(key)
+	sh := m.shard(primary)
 	for attempt := 0; ; attempt++ {
 		now := m.now()
 		sh.mu.Lock()
 		sh.sweep(m, now, sweepPerOp)
-		cur := sh.alive(key, now)
+		ce := sh.lookup(key)
+		cur := ce.aliveAt(now)
 		var curGen uint64
 		if cur != nil {
 			curGen = cur.rec.Generation
@@ -217,14 +232,14 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 			sh.mu.Unlock()
 			return &Error{Op: "write", StorageKey: key, Kind: ErrConflict}
 		}
-		if cur == nil && !m.room(sh, now) {
+		if ce == nil && !m.room(sh, now) {
 			sh.mu.Unlock()
 			if attempt == 0 && m.sweepAll(now) > 0 {
 				continue
 			}
 			return &Error{Op: "write", StorageKey: key, Kind: ErrFull}
 		}
-		sh.put(m, key, cur, &rec)
+		sh.put(m, key, ce, &rec)
 		m.wrote(rec.Generation) // under the lock: a Delete and Reserve of key must see it
 		sh.mu.Unlock()
 		return nil
@@ -300,8 +315,8 @@ func (m *Memory) PurgeTenant(ctx context.Context, tenant string) (int, error) {
 	for i := range m.shards {
 		sh := &m.shards[i]
 		sh.mu.Lock()
-		for _, e := range sh.recs {
-			if e.rec.Tenant == tenant {
+		for _, slot := range sh.index {
+			if e := sh.entry(slot); e.rec.Tenant == tenant {
 				sh.remove(m, e)
 				n++
 			}
@@ -338,50 +353,86 @@ func (m *Memory) sweepAll(now time.Time) int {
 	return n
 }
 
-// alive returns the entry under key when its record's life has not ended
-// at now; an ended one is removed. The caller holds sh.mu.
-func (sh *shard) alive(key string, now time.Time) *entry {
+// entry returns the entry in slot. The caller holds sh.mu.
+func (sh *shard) entry(slot int32) *entry {
+	return &sh.slots[uint32(slot)/chunkSize][uint32(slot)%chunkSize]
+}
+
+// lookup returns the entry under key, whether or not its record's life
+// has ended, or nil. The caller holds sh.mu.
+func (sh *shard) lookup(key string) *entry {
 	if key == "" {
 		return nil
 	}
-	e := sh.recs[key]
-	if e == nil {
+	slot, ok := sh.index[key]
+	if !ok {
 		return nil
 	}
-	if !now.Before(e.end) {
+	return sh.entry(slot)
+}
+
+// aliveAt returns e when it is not nil and its record's life has not
+// ended at now.
+func (e *entry) aliveAt(now time.Time) *entry {
+	if e == nil || now.UnixMicro() >= e.end {
 		return nil
 	}
 	return e
 }
 
-// put stores rec under key, replacing cur (nil for none), and returns the
-// stored record. The caller holds sh.mu.
-func (sh *shard) put(m *Memory, key string, cur *entry, rec *policy.Record) policy.Record {
-	stored := *rec
-	stored.LeaseExpiry = storeTime(stored.LeaseExpiry)
-	stored.ExpiresAt = storeTime(stored.ExpiresAt)
-	end := lifeEnd(&stored)
-	if cur == nil {
-		if old := sh.recs[key]; old != nil { // ended, not swept yet
-			sh.remove(m, old)
-		}
-		e := &entry{key: key, rec: stored, end: end}
-		sh.recs[key] = e
-		heap.Push(&sh.byEnd, heapItem{end.UnixNano(), e})
-		m.count.Add(1)
-		return stored
-	}
-	if !cur.end.Equal(end) {
-		sh.byEnd[cur.idx].end = end.UnixNano()
-		heap.Fix(&sh.byEnd, cur.idx)
-	}
-	cur.rec, cur.end = stored, end
-	return stored
+// alive returns the entry under key when its record's life has not ended
+// at now. The caller holds sh.mu.
+func (sh *shard) alive(key string, now time.Time) *entry {
+	return sh.lookup(key).aliveAt(now)
 }
 
+// put stores rec under key in e, the entry under key whether its record's
+// life ended or not, or in a new entry when e is nil, and returns the
+// entry. The caller holds sh.mu.
+func (sh *shard) put(m *Memory, key string, e *entry, rec *policy.Record) *entry {
+	if e == nil {
+		var slot int32
+		if n := len(sh.free); n > 0 {
+			slot, sh.free = sh.free[n-1], sh.free[:n-1]
+		} else {
+			if int(sh.used) == len(sh.slots)*chunkSize {
+				sh.slots = append(sh.slots, new([chunkSize]entry))
+			}
+			slot = sh.used
+			sh.used++
+		}
+		e = sh.entry(slot)
+		e.set(rec)
+		sh.index[key] = slot
+		sh.byEnd.push(sh, heapItem{e.end, slot})
+		m.count.Add(1)
+		return e
+	}
+	if end := e.end; e.set(rec) != end {
+		sh.byEnd[e.pos].end = e.end
+		sh.byEnd.fix(sh, int(e.pos))
+	}
+	return e
+}
+
+// set writes rec into e at the precision every store keeps, and returns
+// the end of its life. The caller holds the shard's lock.
+func (e *entry) set(rec *policy.Record) int64 {
+	e.rec = *rec
+	e.rec.LeaseExpiry = storeTime(e.rec.LeaseExpiry)
+	e.rec.ExpiresAt = storeTime(e.rec.ExpiresAt)
+	e.end = lifeEnd(&e.rec).UnixMicro()
+	return e.end
+}
+
+// remove deletes e from the shard and frees its slot. The caller holds
+// sh.mu.
 func (sh *shard) remove(m *Memory, e *entry) {
-	heap.Remove(&sh.byEnd, e.idx)
-	delete(sh.recs, e.key)
+	slot := sh.byEnd[e.pos].slot
+	sh.byEnd.remove(sh, int(e.pos))
+	delete(sh.index, e.rec.StorageKey)
+	*e = entry{} // drop what the record refers to
+	sh.free = append(sh.free, slot)
 	m.count.Add(-1)
 }
 
@@ -389,8 +440,8 @@ func (sh *shard) remove(m *Memory, e *entry) {
 // all of them) and returns how many. The caller holds sh.mu.
 func (sh *shard) sweep(m *Memory, now time.Time, limit int) int {
 	n := 0
-	for t := now.UnixNano(); len(sh.byEnd) > 0 && n != limit && sh.byEnd[0].end <= t; {
-		sh.remove(m, sh.byEnd[0].e)
+	for t := now.UnixMicro(); len(sh.byEnd) > 0 && n != limit && sh.byEnd[0].end <= t; {
+		sh.remove(m, sh.entry(sh.byEnd[0].slot))
 		n++
 	}
 	return n
@@ -419,30 +470,72 @@ func lifeEnd(rec *policy.Record) time.Time {
 	return rec.ExpiresAt
 }
 
-// endHeap orders entries by the end of their life, kept in the heap
-// itself (in Unix nanoseconds), so that sifting reads no entry.
+// endHeap orders a shard's entries by the end of their life, kept in the
+// heap itself, so that sifting reads no entry; it holds no pointer, so the
+// garbage collector never reads it either. Each entry knows its position.
 type endHeap []heapItem
 
 type heapItem struct {
-	end int64
-	e   *entry
+	end  int64 // Unix microseconds
+	slot int32
 }
 
-func (h endHeap) Len() int           { return len(h) }
-func (h endHeap) Less(i, j int) bool { return h[i].end < h[j].end }
-func (h endHeap) Swap(i, j int) {
+func (h endHeap) swap(sh *shard, i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].e.idx, h[j].e.idx = i, j
+	sh.entry(h[i].slot).pos = int32(i)
+	sh.entry(h[j].slot).pos = int32(j)
 }
-func (h *endHeap) Push(x any) {
-	it := x.(heapItem)
-	it.e.idx = len(*h)
+
+func (h *endHeap) push(sh *shard, it heapItem) {
 	*h = append(*h, it)
+	sh.entry(it.slot).pos = int32(len(*h) - 1)
+	h.up(sh, len(*h)-1)
 }
-func (h *endHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	old[len(old)-1] = heapItem{}
-	*h = old[:len(old)-1]
-	return it
+
+func (h *endHeap) remove(sh *shard, i int) {
+	last := len(*h) - 1
+	if i != last {
+		h.swap(sh, i, last)
+	}
+	*h = (*h)[:last]
+	if i != last {
+		h.fix(sh, i)
+	}
+}
+
+func (h endHeap) fix(sh *shard, i int) {
+	if !h.down(sh, i) {
+		h.up(sh, i)
+	}
+}
+
+func (h endHeap) up(sh *shard, i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if h[parent].end <= h[i].end {
+			return
+		}
+		h.swap(sh, i, parent)
+		i = parent
+	}
+}
+
+// down sifts i down and reports whether it moved.
+func (h endHeap) down(sh *shard, i int) bool {
+	start := i
+	for {
+		child := 2*i + 1
+		if child >= len(h) {
+			break
+		}
+		if r := child + 1; r < len(h) && h[r].end < h[child].end {
+			child = r
+		}
+		if h[i].end <= h[child].end {
+			break
+		}
+		h.swap(sh, i, child)
+		i = child
+	}
+	return i > start
 }

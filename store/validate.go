@@ -43,20 +43,34 @@ func (r *Reservation) Validate() error {
 // unknown, or the guard's key is not the other key of the same request.
 // Backends call it first.
 func ValidateWrite(rec *policy.Record, guard Guard) error {
+	_, err := validateWrite(rec, guard)
+	return err
+}
+
+// validateWrite is ValidateWrite, returning the primary key of the
+// record's storage key when it is valid.
+func validateWrite(rec *policy.Record, guard Guard) (primary string, err error) {
 	bad := func(err error) error {
 		return &Error{Op: "write", StorageKey: rec.StorageKey, Kind: ErrInvalid, Err: err}
 	}
+	primary, ok := policy.PrimaryKey(rec.StorageKey)
 	switch {
-	case !isStorageKey(rec.StorageKey):
-		return bad(errStorageKey)
+	case !ok:
+		return "", bad(errStorageKey)
 	case rec.Generation == 0:
-		return bad(errGeneration)
+		return "", bad(errGeneration)
 	case rec.State > policy.StateCompleted:
-		return bad(errState)
-	case guard.StorageKey != "" && (guard.StorageKey == rec.StorageKey || !sameRequest(rec.StorageKey, guard.StorageKey)):
-		return bad(errNotSameRequest)
+		return "", bad(errState)
+	case guard.StorageKey != "" && (guard.StorageKey == rec.StorageKey || !hasPrimary(guard.StorageKey, primary)):
+		return "", bad(errNotSameRequest)
 	}
-	return nil
+	return primary, nil
+}
+
+// hasPrimary reports whether the storage key k belongs to primary.
+func hasPrimary(k, primary string) bool {
+	p, ok := policy.PrimaryKey(k)
+	return ok && p == primary
 }
 
 func isStorageKey(k string) bool {

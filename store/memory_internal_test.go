@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/policy"
+)
+
+// checkShards verifies the layout of every shard: each indexed record in
+// one slot, each slot in use or free, the heap ordered by end of life and
+// each entry knowing its place in it, the count the number of records.
+func checkShards(t *testing.T, m *Memory) {
+	t.Helper()
+	total := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		if got := len(sh.index) + len(sh.free); got != int(sh.used) {
+			t.Fatalf("shard %d: %d indexed + %d free slots, %d used", i, len(sh.index), len(sh.free), sh.used)
+		}
+		if len(sh.byEnd) != len(sh.index) {
+			t.Fatalf("shard %d: %d in the heap, %d indexed", i, len(sh.byEnd), len(sh.index))
+		}
+		for pos, it := range sh.byEnd {
+			e := sh.entry(it.slot)
+			if int(e.pos) != pos || e.end != it.end {
+				t.Fatalf("shard %d: heap position %d holds slot %d, whose entry says position %d, end %d (heap: %d)", i, pos, it.slot, e.pos, e.end, it.end)
+			}
+			if slot, ok := sh.index[e.rec.StorageKey]; !ok || slot != it.slot {
+				t.Fatalf("shard %d: slot %d in the heap is not indexed under its key", i, it.slot)
+			}
+			if pos > 0 && sh.byEnd[(pos-1)/2].end > it.end {
+				t.Fatalf("shard %d: heap out of order at %d", i, pos)
+			}
+		}
+		for _, slot := range sh.free {
+			if e := sh.entry(slot); e.rec.StorageKey != "" || e.rec.Header != nil || e.rec.Body != nil {
+				t.Fatalf("shard %d: free slot %d still holds a record", i, slot)
+			}
+		}
+		total += len(sh.index)
+	}
+	if m.Len() != total {
+		t.Fatalf("Len = %d, want %d", m.Len(), total)
+	}
+}
+
+// Random reservations, completions, releases, deletions, purges and
+// sweeps keep the shards' slots, index and heap consistent.
+func TestMemoryLayout(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m, err := NewMemory(MemoryOptions{Shards: 2, MaxRecords: 200, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse([]byte(`{"defaults": {"ttl": "1h", "lease": "10s"}, "rules": [{"route": "POST /pay"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, _ := pol.Match("POST", "/pay")
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var held []Claim
+	for i := range 5000 {
+		tenant := "t" + strconv.Itoa(rng.IntN(3))
+		req, err := rule.NewRequest(tenant, fingerprint.Request{
+			Method: "POST", Path: "/pay", Body: []byte(`{"amount":1}`),
+			Header: http.Header{"Idempotency-Key": {"k" + strconv.Itoa(rng.IntN(400))}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch op := rng.IntN(10); {
+		case op < 5:
+			c, err := Acquire(ctx, m, rule, req)
+			if err == nil && (c.Decision.Action == policy.Execute || c.Decision.Action == policy.ExecuteAsNew) {
+				held = append(held, c)
+			}
+		case op < 8 && len(held) > 0:
+			j := rng.IntN(len(held))
+			c := held[j]
+			held = append(held[:j], held[j+1:]...)
+			var rec policy.Record
+			if op == 5 {
+				rec, err = rule.Release(&c.Record)
+			} else {
+				rec, err = rule.Complete(&c.Record, policy.Response{Status: 201, Header: http.Header{"A": {"b"}}, Body: []byte("{}")}, now)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Write(ctx, rec, Guard{}) // may have been taken over or deleted
+		case op == 8:
+			pk, _, _ := rule.StorageKeys(req)
+			m.Delete(ctx, pk)
+		case rng.IntN(20) == 0:
+			m.PurgeTenant(ctx, tenant)
+		default:
+			m.Sweep(ctx, rng.IntN(5))
+		}
+		now = now.Add(time.Duration(rng.IntN(int(30 * time.Second))))
+		if i%7 == 0 {
+			checkShards(t, m)
+		}
+	}
+	checkShards(t, m)
+}
