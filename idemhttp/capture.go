@@ -19,8 +19,8 @@ type capture struct {
 	w        http.ResponseWriter
 	limit    int64
 	status   int         // the final status, 0 until written
-	header   http.Header // the header sent with it: the client's map
-	late     http.Header // what Header returns once the status is written
+	header   http.Header // the header sent with it, for the record
+	snapped  bool        // header is a copy, made when the handler asked for the map after the status
 	body     []byte
 	size     int64 // bytes written by the handler
 	overflow bool  // size > limit: body is not the whole response
@@ -46,15 +46,15 @@ func (c *capture) reset() {
 }
 
 // Header returns the client's header map, as the handler expects. Once
-// the status is written, net/http ignores changes to that map, and so must
-// the record: a handler that asks for the header then gets a copy, so
-// that the map the record keeps is what the client got.
+// the status is written, net/http sends changes to that map only as
+// trailers (names declared in Trailer, or prefixed with
+// [http.TrailerPrefix]); the record must keep what was sent as the header,
+// so the first call after the status copies the map for the record, and
+// the handler keeps the client's map, trailers and all. Trailers reach the
+// client but are not kept: a replay has none.
 func (c *capture) Header() http.Header {
-	if c.status != 0 && c.late == nil {
-		c.late = c.w.Header().Clone()
-	}
-	if c.late != nil {
-		return c.late
+	if c.status != 0 && !c.snapped {
+		c.header, c.snapped = c.w.Header().Clone(), true
 	}
 	return c.w.Header()
 }

@@ -32,7 +32,8 @@
 //
 // Headers the engine never stores ([policy.Rule.Complete]: Set-Cookie,
 // Authorization, hop-by-hop headers, those the rule excludes) are sent to
-// the first client and never replayed. Trailers are not stored.
+// the first client and never replayed. Trailers reach the first client
+// and are not stored: a replay has none.
 //
 // # Failure paths
 //

@@ -216,6 +216,40 @@ func TestGetBodyAfterReturn(t *testing.T) {
 	}
 }
 
+// Trailers a handler sets after its header reach the client, as net/http
+// sends them; the record keeps the header as sent, and a replay has no
+// trailers (and announces none).
+func TestTrailers(t *testing.T) {
+	a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
+	a.respond = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Checksum")
+		w.Header().Set("Location", "/payments/pay_1")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"pay_1"}`)
+		w.Header().Set("X-Checksum", "c0ffee")
+		w.Header().Set(http.TrailerPrefix+"X-Audit", "a1")
+	}
+	first := a.send("acme", "k", firstPayment).Result()
+	io.ReadAll(first.Body)
+	want := http.Header{"X-Checksum": {"c0ffee"}, "X-Audit": {"a1"}}
+	if diff := cmp.Diff(want, first.Trailer); first.StatusCode != 201 || diff != "" {
+		t.Errorf("first answer %d, trailers (-want +got):\n%s", first.StatusCode, diff)
+	}
+	replay := a.send("acme", "k", firstPayment).Result()
+	body, _ := io.ReadAll(replay.Body)
+	if replay.StatusCode != 201 || string(body) != `{"id":"pay_1"}` || replay.Header.Get("Location") != "/payments/pay_1" {
+		t.Errorf("replay = %d %v %s, want 201 with the first answer's body and Location", replay.StatusCode, replay.Header, body)
+	}
+	for _, name := range []string{"X-Checksum", "Trailer", "X-Audit", http.TrailerPrefix + "X-Audit"} {
+		if v, ok := replay.Header[name]; ok {
+			t.Errorf("replay header %s: %q, want none", name, v)
+		}
+	}
+	if len(replay.Trailer) != 0 {
+		t.Errorf("replay trailers %v, want none", replay.Trailer)
+	}
+}
+
 // The hook gets the request's durations: the clock is read for them
 // whenever they are observed.
 func TestEventDurations(t *testing.T) {
