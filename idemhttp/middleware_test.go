@@ -196,9 +196,11 @@ func TestGetBodyAfterReturn(t *testing.T) {
 	a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
 	var kept io.Reader
 	a.respond = func(w http.ResponseWriter, r *http.Request) {
-		var err error
-		if kept, err = r.GetBody(); err != nil {
-			t.Errorf("GetBody: %v", err)
+		if kept == nil {
+			var err error
+			if kept, err = r.GetBody(); err != nil {
+				t.Errorf("GetBody: %v", err)
+			}
 		}
 		w.WriteHeader(http.StatusCreated)
 	}
