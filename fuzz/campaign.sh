@@ -7,7 +7,7 @@
 #   FUZZTIME     how long each target runs (go test -fuzztime): a duration
 #                such as 1h or 30m, or a count such as 1000000x; default 1h
 #   TARGETS      targets to run, separated by spaces; default every Fuzz
-#                function in fuzz/, policy/ and bench/ (a nested module)
+#                function of the repository, bench/ (a nested module) too
 #   PARALLEL     fuzzing workers (go test -parallel); default GOMAXPROCS
 #   MINIMIZETIME time to minimize each new or failing input
 #                (go test -fuzzminimizetime); default 20s, not go's 60s,
@@ -43,7 +43,9 @@ if [[ -n ${PARALLEL:-} ]]; then
 fi
 
 # Every target, as "package-directory Target".
-all=$(for dir in fuzz policy bench; do
+# Every directory that has one is searched, so a new target is never left
+# out.
+all=$(for dir in $(git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | xargs -n1 dirname | sort -u); do
 	grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | sed "s/^func /$dir /"
 done | sort -u)
 if [[ -n ${TARGETS:-} ]]; then
