@@ -15,18 +15,7 @@ import (
 // TestNewRequest checks that newRequest builds the Request that
 // rule.NewRequest builds, but for the intent projection.
 func TestNewRequest(t *testing.T) {
-	src, err := os.ReadFile("../testdata/audit/policy.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Parse(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.ReadFile("../testdata/audit/payments.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol, log := shippedLog(t)
 	n := 0
 	for line := range bytes.Lines(log) {
 		line = bytes.TrimSpace(line)
@@ -58,18 +47,7 @@ func TestNewRequest(t *testing.T) {
 // its rule stores intent, is the one the analyzer would compute from its
 // snapshot: the analyzer uses the former in place of the latter.
 func TestSnapshotIntent(t *testing.T) {
-	src, err := os.ReadFile("../testdata/audit/policy.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Parse(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.ReadFile("../testdata/audit/payments.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol, log := shippedLog(t)
 	p := newParser(pol, &Options{})
 	n := 0
 	for line := range bytes.Lines(log) {
@@ -91,4 +69,23 @@ func TestSnapshotIntent(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no request kept its intent")
 	}
+}
+
+// shippedLog returns the policy and the JSON Lines log under
+// testdata/audit.
+func shippedLog(t *testing.T) (*policy.Policy, []byte) {
+	t.Helper()
+	src, err := os.ReadFile("../testdata/audit/policy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile("../testdata/audit/payments.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pol, log
 }
