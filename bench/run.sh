@@ -9,7 +9,8 @@
 #              confidence interval)
 #   BENCHTIME  -benchtime of one benchmark in one round (default 1s; about
 #              7 minutes in all on 2 cores)
-#   BENCH      -bench regexp (default ".": BenchmarkCanonical and BenchmarkSum)
+#   BENCH      -bench regexp (default "Canonical|Sum": BenchmarkCanonical and
+#              BenchmarkSum, the table's; the others report their own units)
 #   HUGE       set to 0 to leave out wide_huge, the 2,000,000-member object
 #              (38 MB, generated in each round: about 40 s a round, most
 #              of it the peers at one operation each)
@@ -19,7 +20,7 @@ cd "$(dirname "$0")"
 
 rounds=${ROUNDS:-6}
 benchtime=${BENCHTIME:-1s}
-bench=${BENCH:-.}
+bench=${BENCH:-Canonical|Sum}
 huge=()
 if [[ ${HUGE:-1} != 0 ]]; then
 	huge=(-huge)
