@@ -28,10 +28,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/idemprint/idemprint/idemhttp"
 	"github.com/idemprint/idemprint/internal/testenv"
 	"github.com/idemprint/idemprint/policy"
+	"github.com/idemprint/idemprint/store/pgstore"
+	"github.com/idemprint/idemprint/store/redisstore"
 )
 
 // loadEnv turns the load and fault runs on.
@@ -494,15 +497,16 @@ func waitKeys(lr *loadRun, n int) {
 // memory store: the generator and the checks, without a service.
 func TestServeLoadMemory(t *testing.T) {
 	requireLoad(t)
-	loadStoreSuite(t, "memory", 1, nil)
+	loadStoreSuite(t, "memory", 1, nil, nil)
 }
 
 // loadStoreSuite runs, against one shared store, the exactly-once run and
 // the fault runs that need no control of the store.
-func loadStoreSuite(t *testing.T, name string, instances int, storeArgs []string) {
+func loadStoreSuite(t *testing.T, name string, instances int, storeArgs []string, purge purger) {
 	t.Run("ExactlyOnce", func(t *testing.T) {
 		c := startCluster(t, instances, storeArgs, 20*time.Millisecond)
 		lr := newLoadRun(runTenant(name), c.bases(), false)
+		purge.after(t, lr.tenant)
 		took := lr.run()
 		loadReport(t, name+", exactly once", lr, c.led, took, nil)
 	})
@@ -512,6 +516,7 @@ func loadStoreSuite(t *testing.T, name string, instances int, storeArgs []string
 		}
 		c := startCluster(t, instances, storeArgs, 100*time.Millisecond)
 		lr := newLoadRun(runTenant(name), c.bases(), true)
+		purge.after(t, lr.tenant)
 		killed := c.procs[1]
 		f := &fault{name: "kill -9 of one instance", via: killed.host, window: 50 * time.Millisecond}
 		f.mustRepeat = func(e execution) bool { return e.via == killed.host && e.start.Before(f.at) && e.end.After(f.at) }
@@ -525,6 +530,7 @@ func loadStoreSuite(t *testing.T, name string, instances int, storeArgs []string
 	t.Run("UpstreamRestart", func(t *testing.T) {
 		c := startCluster(t, instances, storeArgs, 100*time.Millisecond)
 		lr := newLoadRun(runTenant(name), c.bases(), true)
+		purge.after(t, lr.tenant)
 		f := &fault{name: "upstream stopped for 500 ms", window: 50 * time.Millisecond}
 		f.mustRepeat = func(e execution) bool { return e.lost }
 		f.inject(lr, func() {
@@ -560,7 +566,7 @@ func TestServeLoadPostgres(t *testing.T) {
 	pgURL := testenv.Lookup(t, testenv.Postgres, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
 	app := fmt.Sprintf("idemprint_load_%d", time.Now().UnixNano())
 	storeArgs := []string{"--store", withParam(t, pgURL, "application_name", app)}
-	loadStoreSuite(t, "PostgreSQL", 3, storeArgs)
+	loadStoreSuite(t, "PostgreSQL", 3, storeArgs, pgPurger(pgURL))
 	t.Run("StoreFault", func(t *testing.T) {
 		pool, err := pgxpool.New(context.Background(), pgURL)
 		if err != nil {
@@ -569,6 +575,7 @@ func TestServeLoadPostgres(t *testing.T) {
 		defer pool.Close()
 		c := startCluster(t, 3, storeArgs, 100*time.Millisecond)
 		lr := newLoadRun(runTenant("PostgreSQL"), c.bases(), true)
+		pgPurger(pgURL).after(t, lr.tenant)
 		f := &fault{name: "the instances' PostgreSQL backends terminated 5 times, 200 ms apart", noRepeat: true}
 		var terminated int
 		f.inject(lr, func() {
@@ -596,7 +603,7 @@ func TestServeLoadPostgres(t *testing.T) {
 func TestServeLoadRedis(t *testing.T) {
 	requireLoad(t)
 	redisURL := testenv.Lookup(t, testenv.Redis, "redis://127.0.0.1:6379/0")
-	loadStoreSuite(t, "Redis", 3, []string{"--store", redisURL})
+	loadStoreSuite(t, "Redis", 3, []string{"--store", redisURL}, redisPurger(redisURL))
 	t.Run("StoreRestart", func(t *testing.T) {
 		srv := startRedis(t)
 		c := startCluster(t, 3, []string{"--store", "redis://" + srv.addr + "/0"}, 100*time.Millisecond)
@@ -656,5 +663,55 @@ func (s *redisServer) kill() {
 	if s.cmd != nil && s.cmd.ProcessState == nil {
 		s.cmd.Process.Kill()
 		s.cmd.Wait()
+	}
+}
+
+// A purger deletes a run's records from a store other tests share, so
+// that runs leave nothing behind for their TTL.
+type purger func(ctx context.Context, tenant string) (int, error)
+
+// after purges tenant's records when the test ends; a nil purger does
+// nothing (the memory store ends with its processes).
+func (p purger) after(t *testing.T, tenant string) {
+	if p == nil {
+		return
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := p(ctx, tenant); err != nil {
+			t.Errorf("deleting the records of %s: %v", tenant, err)
+		}
+	})
+}
+
+func redisPurger(u string) purger {
+	return func(ctx context.Context, tenant string) (int, error) {
+		opts, err := redis.ParseURL(u)
+		if err != nil {
+			return 0, err
+		}
+		client := redis.NewClient(opts)
+		defer client.Close()
+		st, err := redisstore.New(client, redisstore.Options{})
+		if err != nil {
+			return 0, err
+		}
+		return st.PurgeTenant(ctx, tenant)
+	}
+}
+
+func pgPurger(u string) purger {
+	return func(ctx context.Context, tenant string) (int, error) {
+		pool, err := pgxpool.New(ctx, u)
+		if err != nil {
+			return 0, err
+		}
+		defer pool.Close()
+		st, err := pgstore.New(pool, pgstore.Options{})
+		if err != nil {
+			return 0, err
+		}
+		return st.PurgeTenant(ctx, tenant)
 	}
 }
