@@ -6,6 +6,7 @@ package genlog
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"io"
 	"math/rand/v2"
@@ -67,24 +68,12 @@ func (h *events) Pop() any {
 
 // Write writes the log to w.
 func Write(w io.Writer, o Options) error {
-	if o.Requests == 0 {
-		o.Requests = 1_000_000
-	}
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
-	if o.Rate == 0 {
-		o.Rate = 200
-	}
-	if o.Tenants == 0 {
-		o.Tenants = 8
-	}
-	if o.Retry == 0 {
-		o.Retry = 0.06
-	}
-	if o.Reuse == 0 {
-		o.Reuse = 0.005
-	}
+	o.Requests = cmp.Or(o.Requests, 1_000_000)
+	o.Seed = cmp.Or(o.Seed, 1)
+	o.Rate = cmp.Or(o.Rate, 200)
+	o.Tenants = cmp.Or(o.Tenants, 8)
+	o.Retry = cmp.Or(o.Retry, 0.06)
+	o.Reuse = cmp.Or(o.Reuse, 0.005)
 	g := &gen{r: rand.New(rand.NewPCG(o.Seed, 0x1de3)), o: o, t: time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC)}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var pending events
