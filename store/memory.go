@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"hash/maphash"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +47,8 @@ type Memory struct {
 
 type shard struct {
 	mu    sync.Mutex
-	index map[string]int32 // storage key -> slot
+	seed  maphash.Seed // the store's, for the index
+	ix    index        // storage key -> slot
 	slots []*[chunkSize]entry
 	used  int32   // slots ever handed out, free ones included
 	free  []int32 // slots of removed entries, for reuse
@@ -56,16 +58,17 @@ type shard struct {
 
 // chunkSize is the number of entries allocated at once: a new record
 // costs no allocation of its own, and the store's memory holds few
-// objects for the garbage collector to visit. 31 entries fill an 8 KiB
-// size class of the allocator.
-const chunkSize = 31
+// objects for the garbage collector to visit. 30 entries fill an 8 KiB
+// size class of the allocator (TestChunkSize holds it so).
+const chunkSize = 30
 
 // entry is one stored record. The record is written in place, under the
 // shard's lock; callers get copies.
 type entry struct {
-	rec policy.Record
-	end int64 // when the record's life ends, in Unix microseconds
-	pos int32 // in the shard's heap
+	rec  policy.Record
+	end  int64  // when the record's life ends, in Unix microseconds
+	hash uint64 // of rec.StorageKey, under which the index keeps it
+	pos  int32  // in the shard's heap
 }
 
 // record returns a copy of the entry's record. The caller holds the shard's
@@ -97,7 +100,7 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 		m.clock = time.Now
 	}
 	for i := range m.shards {
-		m.shards[i].index = make(map[string]int32)
+		m.shards[i].seed = m.seed
 	}
 	return m, nil
 }
@@ -111,8 +114,17 @@ func storeTime(t time.Time) time.Time {
 	if t.IsZero() {
 		return t
 	}
+	if sec := t.Unix(); sec > -maxMicroSeconds && sec < maxMicroSeconds {
+		// UnixMicro floors as Truncate does (the zero time is a whole
+		// number of seconds before 1970), without Truncate's division.
+		return time.UnixMicro(t.UnixMicro()).UTC()
+	}
 	return t.Truncate(time.Microsecond).UTC()
 }
+
+// maxMicroSeconds bounds the seconds since 1970 whose microseconds fit in
+// an int64.
+const maxMicroSeconds = math.MaxInt64/1_000_000 - 1
 
 // shardOf returns the shard of a storage key: that of its primary key, so
 // that a request's two keys share a lock.
@@ -315,8 +327,8 @@ func (m *Memory) PurgeTenant(ctx context.Context, tenant string) (int, error) {
 	for i := range m.shards {
 		sh := &m.shards[i]
 		sh.mu.Lock()
-		for _, slot := range sh.index {
-			if e := sh.entry(slot); e.rec.Tenant == tenant {
+		for slot := range sh.used { // a free slot's entry is zeroed: no key
+			if e := sh.entry(slot); e.rec.StorageKey != "" && e.rec.Tenant == tenant {
 				sh.remove(m, e)
 				n++
 			}
@@ -364,8 +376,8 @@ func (sh *shard) lookup(key string) *entry {
 	if key == "" {
 		return nil
 	}
-	slot, ok := sh.index[key]
-	if !ok {
+	slot := sh.find(maphash.String(sh.seed, key), key)
+	if slot < 0 {
 		return nil
 	}
 	return sh.entry(slot)
@@ -403,7 +415,8 @@ func (sh *shard) put(m *Memory, key string, e *entry, rec *policy.Record) *entry
 		}
 		e = sh.entry(slot)
 		e.set(rec)
-		sh.index[key] = slot
+		e.hash = maphash.String(sh.seed, key)
+		sh.ix.add(e.hash, slot)
 		sh.byEnd.push(sh, heapItem{e.end, slot})
 		m.count.Add(1)
 		return e
@@ -430,7 +443,7 @@ func (e *entry) set(rec *policy.Record) int64 {
 func (sh *shard) remove(m *Memory, e *entry) {
 	slot := sh.byEnd[e.pos].slot
 	sh.byEnd.remove(sh, int(e.pos))
-	delete(sh.index, e.rec.StorageKey)
+	sh.ix.remove(e.hash, slot)
 	*e = entry{} // drop what the record refers to
 	sh.free = append(sh.free, slot)
 	m.count.Add(-1)

@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"hash/maphash"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/policy"
@@ -20,18 +22,30 @@ func checkShards(t *testing.T, m *Memory) {
 	total := 0
 	for i := range m.shards {
 		sh := &m.shards[i]
-		if got := len(sh.index) + len(sh.free); got != int(sh.used) {
-			t.Fatalf("shard %d: %d indexed + %d free slots, %d used", i, len(sh.index), len(sh.free), sh.used)
+		if got := sh.ix.n + len(sh.free); got != int(sh.used) {
+			t.Fatalf("shard %d: %d indexed + %d free slots, %d used", i, sh.ix.n, len(sh.free), sh.used)
 		}
-		if len(sh.byEnd) != len(sh.index) {
-			t.Fatalf("shard %d: %d in the heap, %d indexed", i, len(sh.byEnd), len(sh.index))
+		if len(sh.byEnd) != sh.ix.n {
+			t.Fatalf("shard %d: %d in the heap, %d indexed", i, len(sh.byEnd), sh.ix.n)
+		}
+		inUse := 0
+		for _, c := range sh.ix.cells {
+			if c.slot != 0 {
+				inUse++
+				if e := sh.entry(c.slot - 1); e.hash != c.hash || e.rec.StorageKey == "" {
+					t.Fatalf("shard %d: cell of slot %d has hash %x, its entry %x (key %q)", i, c.slot-1, c.hash, e.hash, e.rec.StorageKey)
+				}
+			}
+		}
+		if inUse != sh.ix.n {
+			t.Fatalf("shard %d: %d cells in use, the index counts %d", i, inUse, sh.ix.n)
 		}
 		for pos, it := range sh.byEnd {
 			e := sh.entry(it.slot)
 			if int(e.pos) != pos || e.end != it.end {
 				t.Fatalf("shard %d: heap position %d holds slot %d, whose entry says position %d, end %d (heap: %d)", i, pos, it.slot, e.pos, e.end, it.end)
 			}
-			if slot, ok := sh.index[e.rec.StorageKey]; !ok || slot != it.slot {
+			if slot := sh.find(maphash.String(sh.seed, e.rec.StorageKey), e.rec.StorageKey); slot != it.slot {
 				t.Fatalf("shard %d: slot %d in the heap is not indexed under its key", i, it.slot)
 			}
 			if pos > 0 && sh.byEnd[(pos-1)/2].end > it.end {
@@ -43,7 +57,7 @@ func checkShards(t *testing.T, m *Memory) {
 				t.Fatalf("shard %d: free slot %d still holds a record", i, slot)
 			}
 		}
-		total += len(sh.index)
+		total += sh.ix.n
 	}
 	if m.Len() != total {
 		t.Fatalf("Len = %d, want %d", m.Len(), total)
@@ -109,4 +123,36 @@ func TestMemoryLayout(t *testing.T) {
 		}
 	}
 	checkShards(t, m)
+}
+
+// storeTime's fast path must agree with Truncate everywhere, before 1970
+// and at the ends of the range too.
+func TestStoreTimeAgreesWithTruncate(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 30, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Unix(-1, 1),
+		time.Unix(0, 0),
+		time.Unix(maxMicroSeconds, 999_999_999),
+		time.Unix(-maxMicroSeconds, 1),
+		time.Unix(maxMicroSeconds+10, 123_456_789),
+		time.Date(292277026596, 12, 4, 15, 30, 7, 999_999_999, time.UTC),
+		time.Now(),
+		time.Now().In(time.FixedZone("x", 3600)),
+	} {
+		want := tm.Truncate(time.Microsecond).UTC()
+		if got := storeTime(tm); !got.Equal(want) || got.Location() != time.UTC || got != want {
+			t.Errorf("storeTime(%v) = %v, want %v", tm, got, want)
+		}
+	}
+}
+
+// A chunk of entries fills the 8 KiB size class and no more: a field
+// added to entry must change chunkSize with it.
+func TestChunkSize(t *testing.T) {
+	size, one := unsafe.Sizeof([chunkSize]entry{}), unsafe.Sizeof(entry{})
+	if size > 8192 || size+one <= 8192 {
+		t.Errorf("%d entries of %d bytes take %d bytes: chunkSize should be %d", chunkSize, one, size, 8192/one)
+	}
 }
