@@ -642,16 +642,19 @@ func (r *Rule) reject(reason Reason, storageKey string, p *ProblemDetails, retry
 }
 
 // storedHeader returns the copy of h that Complete stores: without the
-// headers StoresHeader refuses nor those h's Connection header names. Like
-// http.Header.Clone, it allocates the values of every header at once.
+// headers StoresHeader refuses nor those h's Connection header names. It
+// reads h once, and allocates the values of every header at once, like
+// http.Header.Clone, unless a header has more values than the others
+// together.
 func (r *Rule) storedHeader(h http.Header) http.Header {
 	if h == nil {
 		return nil
 	}
 	var named []string // by Connection, in canonical form
-	n, nv := 0, 0
+	out := make(http.Header, len(h))
+	values := make([]string, 0, len(h)) // one value per header, the usual case
 	for k, vs := range h {
-		if k == "Connection" || strings.EqualFold(k, "Connection") {
+		if len(k) == len("Connection") && strings.EqualFold(k, "Connection") {
 			for _, v := range vs {
 				for t := range strings.SplitSeq(v, ",") {
 					if t = strings.Trim(t, " \t"); t != "" {
@@ -661,24 +664,27 @@ func (r *Rule) storedHeader(h http.Header) http.Header {
 			}
 			continue // never stored
 		}
-		n, nv = n+1, nv+len(vs)
-	}
-	keep := func(k string) bool {
 		c := http.CanonicalHeaderKey(k) // no allocation for a name in canonical form
-		return !neverStored(c) && (len(r.exclude) == 0 || !r.exclude[c]) && (named == nil || !slices.Contains(named, c))
-	}
-	values := make([]string, nv)
-	out := make(http.Header, n)
-	for k, vs := range h {
-		if !keep(k) {
+		if neverStored(c) || len(r.exclude) > 0 && r.exclude[c] {
 			continue
 		}
 		if vs == nil {
 			out[k] = nil
 			continue
 		}
-		c := copy(values, vs)
-		out[k], values = values[:c:c], values[c:]
+		if len(vs) > cap(values)-len(values) {
+			values = make([]string, 0, max(len(vs), len(h)))
+		}
+		n := len(values)
+		values = append(values, vs...)
+		out[k] = values[n:len(values):len(values)]
+	}
+	if named != nil { // rare: the handler named headers in Connection
+		for k := range out {
+			if slices.Contains(named, http.CanonicalHeaderKey(k)) {
+				delete(out, k)
+			}
+		}
 	}
 	return out
 }

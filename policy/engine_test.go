@@ -848,6 +848,10 @@ func TestCompleteStoredHeaders(t *testing.T) {
 	rule := mustRule(t, `{"defaults": {"exclude_headers": ["X-Other"]}, "rules": [{"route": "POST /v1/payments", "exclude_headers": ["x-request-id", "Server-Timing"]}]}`)
 	req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"a":1}`)}
 	d, _ := rule.Decide(req, nil, nil, now)
+	many := make([]string, 40)
+	for i := range many {
+		many[i] = strconv.Itoa(i)
+	}
 	resp := http.Header{
 		"Location":            {"/v1/payments/pay_1"},
 		"Link":                {"</a>; rel=a", "</b>; rel=b"},
@@ -869,6 +873,9 @@ func TestCompleteStoredHeaders(t *testing.T) {
 		"X-Request-Id":        {"r-1"},
 		"server-timing":       {"db;dur=53"},
 		"Content-Type":        {"application/json"},
+		"connection":          {"X-Lower-Hop"}, // another spelling, named headers too
+		"X-Lower-Hop":         {"3"},
+		"X-Many":              many, // more values than the header has names
 	}
 	got, err := rule.Complete(d.Reserve, policy.Response{Status: 201, Header: resp, Body: []byte(`{"id":1}`)}, now)
 	if err != nil {
@@ -879,12 +886,13 @@ func TestCompleteStoredHeaders(t *testing.T) {
 		"Link":         {"</a>; rel=a", "</b>; rel=b"},
 		"X-Other":      {"kept: the rule's list replaces the defaults'"},
 		"Content-Type": {"application/json"},
+		"X-Many":       many,
 	}
 	if diff := cmp.Diff(want, got.Header); diff != "" {
 		t.Errorf("stored header mismatch (-want +got):\n%s", diff)
 	}
-	resp["Link"][0] = "changed"
-	if got.Header["Link"][0] != "</a>; rel=a" {
+	resp["Link"][0], many[39] = "changed", "changed"
+	if got.Header["Link"][0] != "</a>; rel=a" || got.Header["X-Many"][39] != "39" {
 		t.Errorf("the stored values share the response's")
 	}
 	for name, stored := range map[string]bool{"location": true, "SET-COOKIE": false, "x-request-id": false, "X-Other": true, "content-length": false, "Connection": false, "X-Hop": true} {
