@@ -196,6 +196,24 @@ func storageKey(components ...string) string {
 	return b.String()
 }
 
+// componentLength reads the length that starts a component: a decimal
+// without sign or leading zeros, then ':'. It returns the length and what
+// follows the colon. Every store calls PrimaryKey on every operation, so
+// this avoids strings.Cut and strconv.Atoi.
+func componentLength(s string) (size int, tail string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ':' && i > 0:
+			return size, s[i+1:], true
+		case c < '0' || c > '9' || i == 1 && s[0] == '0' || i == 18:
+			return 0, "", false // not a decimal without leading zeros, or one beyond any string's length
+		}
+		size = size*10 + int(c-'0')
+	}
+	return 0, "", false
+}
+
 // PrimaryKey returns the primary storage key that the storage key sk
 // belongs to. For the storage key of a new identity (tenant, endpoint,
 // key, fingerprint and spec digest; see "Storage keys" in the package
@@ -219,10 +237,9 @@ func PrimaryKey(sk string) (string, bool) {
 		if n == len(parts) || rest[0] != ':' {
 			return "", false
 		}
-		digits, tail, ok := strings.Cut(rest[1:], ":")
-		size, err := strconv.Atoi(digits)
-		if !ok || err != nil || digits[0] < '0' || digits[0] > '9' || digits[0] == '0' && len(digits) > 1 || size > len(tail) {
-			return "", false // not a decimal without sign and leading zeros
+		size, tail, ok := componentLength(rest[1:])
+		if !ok || size > len(tail) {
+			return "", false
 		}
 		parts[n], rest = tail[:size], tail[size:]
 		n++
