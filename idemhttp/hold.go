@@ -113,7 +113,7 @@ const minTick = 5 * time.Millisecond
 func (rs *renewals) add(h *holder) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	h.due = time.Now().Add(h.period)
+	h.due = time.Time{} // the loop sets it when it first sees h: no clock reading per request
 	h.index = len(rs.holders)
 	rs.holders = append(rs.holders, h)
 	if rs.wake == nil {
@@ -166,6 +166,12 @@ func (rs *renewals) loop() {
 		now := time.Now()
 		due = due[:0]
 		for _, h := range rs.holders {
+			if h.due.IsZero() {
+				// h was added at most a tick ago: its first renewal is
+				// due a period after that, at the latest.
+				h.due = now.Add(h.period - tick)
+				continue
+			}
 			if !now.Before(h.due) {
 				h.due = now.Add(h.period)
 				h.x.refs.Add(1) // released by the renewal
