@@ -132,12 +132,15 @@ func (m *Memory) shardOf(storageKey string) *shard {
 	if p, ok := policy.PrimaryKey(storageKey); ok {
 		storageKey = p
 	}
-	return m.shard(storageKey)
+	sh, _ := m.shard(storageKey)
+	return sh
 }
 
-// shard returns the shard of a primary storage key.
-func (m *Memory) shard(primary string) *shard {
-	return &m.shards[maphash.String(m.seed, primary)%uint64(len(m.shards))]
+// shard returns the shard of a primary storage key, and the key's hash,
+// which the shard's index uses too.
+func (m *Memory) shard(primary string) (*shard, uint64) {
+	h := maphash.String(m.seed, primary)
+	return &m.shards[h%uint64(len(m.shards))], h
 }
 
 // Reserve implements [Store.Reserve].
@@ -149,12 +152,12 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 	if err := r.Validate(); err != nil {
 		return Outcome{}, err
 	}
-	sh := m.shard(key) // a primary key
+	sh, h := m.shard(key) // a primary key
 	for attempt := 0; ; attempt++ {
 		now := m.now()
 		sh.mu.Lock()
 		sh.sweep(m, now, sweepPerOp)
-		pe := sh.lookup(key)
+		pe := sh.lookupHashed(h, key)
 		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
 		if p != nil && p.rec.Binds(now) || n != nil && n.rec.Binds(now) {
 			out := Outcome{Now: now}
@@ -182,7 +185,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		}
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
-		out := Outcome{Reserved: true, Record: sh.put(m, key, pe, &rec).rec, Now: now}
+		out := Outcome{Reserved: true, Record: sh.put(m, key, h, pe, &rec).rec, Now: now}
 		sh.mu.Unlock()
 		return out, nil
 	}
@@ -225,12 +228,15 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 	if err != nil {
 		return err
 	}
-	sh := m.shard(primary)
+	sh, h := m.shard(primary)
+	if key != primary {
+		h = maphash.String(m.seed, key)
+	}
 	for attempt := 0; ; attempt++ {
 		now := m.now()
 		sh.mu.Lock()
 		sh.sweep(m, now, sweepPerOp)
-		ce := sh.lookup(key)
+		ce := sh.lookupHashed(h, key)
 		cur := ce.aliveAt(now)
 		var curGen uint64
 		if cur != nil {
@@ -251,7 +257,7 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 			}
 			return &Error{Op: "write", StorageKey: key, Kind: ErrFull}
 		}
-		sh.put(m, key, ce, &rec)
+		sh.put(m, key, h, ce, &rec)
 		m.wrote(rec.Generation) // under the lock: a Delete and Reserve of key must see it
 		sh.mu.Unlock()
 		return nil
@@ -376,7 +382,12 @@ func (sh *shard) lookup(key string) *entry {
 	if key == "" {
 		return nil
 	}
-	slot := sh.find(maphash.String(sh.seed, key), key)
+	return sh.lookupHashed(maphash.String(sh.seed, key), key)
+}
+
+// lookupHashed is lookup of a key whose hash is h.
+func (sh *shard) lookupHashed(h uint64, key string) *entry {
+	slot := sh.find(h, key)
 	if slot < 0 {
 		return nil
 	}
@@ -398,10 +409,10 @@ func (sh *shard) alive(key string, now time.Time) *entry {
 	return sh.lookup(key).aliveAt(now)
 }
 
-// put stores rec under key in e, the entry under key whether its record's
-// life ended or not, or in a new entry when e is nil, and returns the
-// entry. The caller holds sh.mu.
-func (sh *shard) put(m *Memory, key string, e *entry, rec *policy.Record) *entry {
+// put stores rec under key, whose hash is h, in e, the entry under key
+// whether its record's life ended or not, or in a new entry when e is nil,
+// and returns the entry. The caller holds sh.mu.
+func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Record) *entry {
 	if e == nil {
 		var slot int32
 		if n := len(sh.free); n > 0 {
@@ -415,8 +426,8 @@ func (sh *shard) put(m *Memory, key string, e *entry, rec *policy.Record) *entry
 		}
 		e = sh.entry(slot)
 		e.set(rec)
-		e.hash = maphash.String(sh.seed, key)
-		sh.ix.add(e.hash, slot)
+		e.hash = h
+		sh.ix.add(h, slot)
 		sh.byEnd.push(sh, heapItem{e.end, slot})
 		m.count.Add(1)
 		return e
