@@ -114,14 +114,15 @@ func TestFields(t *testing.T) {
 		{time.UnixMicro(1<<53 - 1), "9007199254740991", true},
 		{time.UnixMicro(1 << 53), "", false},
 	} {
-		got, ok := formatTime(tc.t)
+		b, ok := appendTime([]byte("x"), tc.t)
+		got, _ := strings.CutPrefix(string(b), "x")
 		if got != tc.want || ok != tc.ok {
-			t.Errorf("formatTime(%v) = %q, %v; want %q, %v", tc.t, got, ok, tc.want, tc.ok)
+			t.Errorf("appendTime(%v) = %q, %v; want %q, %v", tc.t, got, ok, tc.want, tc.ok)
 		}
 		if ok {
 			back, _ := parseTime(got)
 			if !back.Equal(tc.t.Truncate(time.Microsecond)) {
-				t.Errorf("parseTime(formatTime(%v)) = %v", tc.t, back)
+				t.Errorf("parseTime(appendTime(%v)) = %v", tc.t, back)
 			}
 		}
 	}
@@ -303,8 +304,9 @@ func FuzzValue(f *testing.F) {
 	f.Fuzz(check)
 }
 
-// appendPayload allocates once: payloadBound bounds the payload.
-func TestAppendPayloadOnce(t *testing.T) {
+// appendPayload and appendValue allocate once: payloadBound and
+// headerBound bound what they write.
+func TestAppendOnce(t *testing.T) {
 	fp, err := fingerprint.Compile(fingerprint.Spec{Intent: []string{"a"}})
 	if err != nil {
 		t.Fatal(err)
@@ -324,6 +326,12 @@ func TestAppendPayloadOnce(t *testing.T) {
 	} {
 		if p, want := appendPayload(rec), store.AppendPayload(nil, rec); !bytes.Equal(p, want) || len(want) > payloadBound(rec) {
 			t.Errorf("appendPayload: %d bytes, equal %v, bound %d", len(want), bytes.Equal(p, want), payloadBound(rec))
+		}
+		// The longest header: every number at its largest.
+		rec.Generation, rec.State = 1<<53, policy.StateCompleted
+		rec.LeaseExpiry, rec.ExpiresAt = time.UnixMicro(1<<53-1), time.UnixMicro(1<<53-1)
+		if v, ok := appendValue(rec); !ok || len(v) > headerBound+payloadBound(rec) {
+			t.Errorf("appendValue: %d bytes, %v, bound %d", len(v), ok, headerBound+payloadBound(rec))
 		}
 	}
 }

@@ -19,21 +19,21 @@ const valueVersion = "2 "
 // state and two times of at most 16 digits, a nonce, the separators.
 const headerBound = len(valueVersion) + 16 + 1 + 1 + 1 + 16 + 1 + 16 + 1 + 2*nonceLen + 1
 
-// appendValue returns the value that Write stores for rec, whose time
-// fields are l and e, in a buffer allocated once. It has no nonce: only
-// Reserve's script writes one.
-func appendValue(rec *policy.Record, l, e string) []byte {
+// appendValue returns the value that Write stores for rec, in a buffer
+// allocated once, and false when the store cannot keep one of its times
+// (see appendTime). It has no nonce: only Reserve's script writes one.
+func appendValue(rec *policy.Record) ([]byte, bool) {
 	b := make([]byte, 0, headerBound+payloadBound(rec))
 	b = append(b, valueVersion...)
 	b = strconv.AppendUint(b, rec.Generation, 10)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(rec.State), 10)
 	b = append(b, ' ')
-	b = append(b, l...)
+	b, okL := appendTime(b, rec.LeaseExpiry)
 	b = append(b, ' ')
-	b = append(b, e...)
+	b, okE := appendTime(b, rec.ExpiresAt)
 	b = append(b, " \n"...)
-	return store.AppendPayload(b, rec)
+	return store.AppendPayload(b, rec), okL && okE
 }
 
 // appendPayload returns the payload of rec in a buffer allocated once.
@@ -55,17 +55,18 @@ func payloadBound(rec *policy.Record) int {
 	return n
 }
 
-// formatTime returns t as a time field, and false when the store cannot
-// keep it: before 1970 or from 2^53 µs on.
-func formatTime(t time.Time) (string, bool) {
+// appendTime appends t as a time field to dst, and reports false, with
+// dst unchanged, when the store cannot keep it: before 1970 or from 2^53
+// µs on.
+func appendTime(dst []byte, t time.Time) ([]byte, bool) {
 	if t.IsZero() {
-		return "", true
+		return dst, true
 	}
 	us := t.UnixMicro()
 	if t.Before(time.Unix(0, 0)) || us >= maxMicros {
-		return "", false
+		return dst, false
 	}
-	return strconv.FormatInt(us, 10), true
+	return strconv.AppendInt(dst, us, 10), true
 }
 
 // parseTime reads a time field as the scripts do; ok is false for

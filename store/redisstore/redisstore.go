@@ -227,13 +227,12 @@ func (s *Store) Write(ctx context.Context, rec policy.Record, guard store.Guard)
 	if rec.Generation > maxMicros {
 		return &store.Error{Op: op, StorageKey: sk, Kind: store.ErrInvalid, Err: errGeneration}
 	}
-	l, okl := formatTime(rec.LeaseExpiry)
-	e, oke := formatTime(rec.ExpiresAt)
-	if !okl || !oke {
+	value, ok := appendValue(&rec)
+	if !ok {
 		return &store.Error{Op: op, StorageKey: sk, Kind: store.ErrInvalid, Err: errTimeRange}
 	}
 	// The end of the record's life, in µs (-1: the zero time) and in ms
-	// rounded up, for PEXPIREAT.
+	// rounded up, for PXAT.
 	end := int64(-1)
 	for _, t := range []time.Time{rec.LeaseExpiry, rec.ExpiresAt} {
 		if !t.IsZero() {
@@ -245,7 +244,7 @@ func (s *Store) Write(ctx context.Context, rec policy.Record, guard store.Guard)
 		keys = append(keys, s.Key(guard.StorageKey))
 	}
 	reply, err := writeScript.Run(ctx, s.client, keys,
-		appendValue(&rec, l, e), rec.Generation, rec.Generation-1, int(rec.State),
+		value, rec.Generation, rec.Generation-1, int(rec.State),
 		guard.Generation, end, max(0, (end+999)/1000)).Int64()
 	if err != nil {
 		return classify(ctx, op, sk, err)
