@@ -9,9 +9,9 @@
 // and expiries are judged by the server's clock (TIME inside the script),
 // never by the caller's.
 //
-// # Keys and fields
+// # Keys and values
 //
-// One Redis key holds one record, a hash:
+// One Redis key holds one record, a string:
 //
 //	Options.Prefix "{" tag "}" storage key
 //
@@ -24,30 +24,62 @@
 // or '}', which would move the tag. [Store.Key] returns the key of a
 // storage key, for an operator's redis-cli.
 //
-// The hash fields, all decimal strings but the payload:
+// The value is a header line, its fields separated by single spaces,
+// then the payload (layout 2):
 //
-//	g  generation, 1 to 2^53
+//	"2 " g " " s " " l " " e " " n "\n" r
+//
+//	2  the layout's version
+//	g  generation, 1 to 2^53, decimal without leading zeros
 //	s  state: 0 released, 1 in flight, 2 completed (policy.State)
-//	l  lease expiry, µs since the Unix epoch; "" for none
-//	e  expiry, µs since the Unix epoch; "" for none
-//	r  the payload: every other field of the record, store.AppendPayload
-//	n  the Reserve call that wrote a reservation (a random 8-byte part
-//	   fixed per Store and a counter); "" once another write replaced it
+//	l  lease expiry, decimal µs since the Unix epoch; "" for none
+//	e  expiry, decimal µs since the Unix epoch; "" for none
+//	n  the Reserve call that wrote a reservation, in hex (a random
+//	   8-byte part fixed per Store and a counter); "" once another write
+//	   replaced it
+//	r  the payload: every other field of the record, store.AppendPayload,
+//	   any bytes to the end of the value
 //
-// Times are below 2^53 µs (the year 2255) and generations at most 2^53,
-// where Lua's doubles are exact; a Write of anything outside is refused
-// with [store.ErrInvalid]. Fields that do not parse, a hash that lacks
-// one, a key of another type, and a payload that does not decode are
-// [store.ErrCorrupt], for every operation: never replayed, never written
-// over. [Store.Delete] removes such a record.
+// A completion, which has no lease, starts for example
+//
+//	"2 1796055276929540 2  1796141676929540 \n"
+//
+// Times are below 2^53 µs (the year 2255) and generations at most 2^53, where Lua's doubles are exact; a
+// Write of anything outside is refused with [store.ErrInvalid]. A value
+// whose header does not match exactly, a v1 hash whose fields do not
+// parse, and a key of another type are [store.ErrCorrupt] for every
+// operation: never replayed, never written over. The scripts judge the
+// header and leave the payload to Go: a payload that does not decode is
+// [store.ErrCorrupt] wherever a record is returned (Read, Reserve), and
+// a Write fenced by the record's generation replaces it. [Store.Delete]
+// removes any such record.
+//
+// # Records of layout 1
+//
+// Before layout 2, a record was a hash (v1) of the fields g, s, l, e, r and n
+// above (n then held the nonce's 16 bytes). Every script still reads such
+// a hash, by the rules it was written under, and judges it as every
+// record is judged; the next write to its key replaces it with a value.
+// A deployment can thus be upgraded in place: no record is lost, and no
+// request whose record was written before executes again.
+//
+// Processes of the old version do not read values: for them a key that
+// holds one is WRONGTYPE, [store.ErrCorrupt], which fails the request and
+// never executes it (idemhttp answers 500, failing open or not). While
+// old and new processes share one Redis, requests that meet a key written
+// by a new one fail on an old one: upgrade all processes together, or
+// accept those failures for the length of the rollout. Going back to the
+// old version fails the keys written since, until they expire.
 //
 // # Scripts
 //
-// Each script reads TIME once, loads the hashes it names with HMGET (a key
-// of another type fails the script there, before anything is written) and
+// Each script reads TIME once, then loads the keys it names with GET and
 // judges them at that time: a record whose life has ended (its time is
 // past both l and e) counts as no record, and a record binds exactly as
-// [policy.Record.Binds] says.
+// [policy.Record.Binds] says. GET is sent with redis.pcall: when the key
+// is a hash (WRONGTYPE), the script loads it with HMGET as layout 1 did,
+// and a key of another type fails the script there, before anything is
+// written. A write is one SET of the whole value with PXAT.
 //
 //   - Reserve (keys: the primary and, when the rule has one, the new
 //     identity): when neither record binds, it writes the reservation with
@@ -61,19 +93,20 @@
 //     call sent again by the client after a lost reply finds itself and
 //     does not answer itself 409.
 //   - Write (keys: the record and, for a guard, the other key of the
-//     request): it succeeds without a change when the identical record is
-//     there (generation, state, times and payload); otherwise it writes
-//     only if the live record's generation is the written one minus 1 (no
-//     record counts as 0) and the guard holds at TIME, and replaces every
-//     field, clearing the nonce. The caller passes the end of the record's
-//     life, computed from the record's own times.
-//   - Read returns the live record; Delete deletes the key and reports
-//     whether it held a live or corrupt record.
+//     request; Go sends the whole value): it succeeds without a change
+//     when the identical record is there (its value, or a v1 hash of the
+//     same fields); otherwise it writes only if the live record's
+//     generation is the written one minus 1 (no record counts as 0) and
+//     the guard holds at TIME, and replaces the value, clearing the
+//     nonce. The caller passes the end of the record's life, computed
+//     from the record's own times.
+//   - Read returns the live record's value; Delete deletes the key and
+//     reports whether it held a live or corrupt record.
 //
 // # Expiry
 //
-// Every write sets PEXPIREAT to the end of the record's life, the later
-// of l and e rounded up to the millisecond, so Redis frees the memory of
+// Every write sets the key's expiry (PXAT) to the end of the record's
+// life, the later of l and e rounded up to the millisecond, so Redis frees the memory of
 // records nobody reads again, and no sweeper is needed. A released
 // reservation has no lease and lives until its expiry: its generation
 // goes on counting while a late holder might still write. The scripts
@@ -96,9 +129,9 @@
 // The server: maxmemory-policy noeviction (an evicting policy removes live
 // records, and a request then executes twice; at maxmemory, writes fail
 // with [store.ErrFull] and reads go on), and persistence (AOF) if records
-// must survive a restart. Redis 5.0 or later (scripts replicated by their
-// effects, HSET of several fields), a 64-bit build (the scripts format
-// µs with Lua's %d, a C long); tested with 7.0.
+// must survive a restart. Redis 6.2 or later (SET with PXAT, scripts
+// replicated by their effects), a 64-bit build (the scripts format µs
+// with Lua's %d, a C long); tested with 7.0.
 //
 // # Round trips
 //
@@ -128,7 +161,7 @@
 //     and https://redis.io/docs/latest/commands/evalsha/
 //   - Lua 5.1 numbers (doubles) and string.format:
 //     https://www.lua.org/manual/5.1/manual.html §2.2 and §5.4
-//   - TIME, HMGET, HSET, HDEL, PEXPIREAT, DEL, SCAN, UNLINK, PING:
+//   - TIME, GET, SET (PXAT), HMGET (layout 1), DEL, SCAN, UNLINK, PING:
 //     https://redis.io/docs/latest/commands/
 //   - Hash tags and hash slots: the Redis Cluster specification,
 //     https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/

@@ -17,7 +17,7 @@ import (
 //   - [store.ErrFull] for an OOM reply: the server reached maxmemory and
 //     refuses writes (with the noeviction policy the package requires);
 //   - [store.ErrCorrupt] for WRONGTYPE: a script found a key of the store
-//     that is not a hash (before it wrote anything);
+//     that is neither a string nor a v1 hash (before it wrote anything);
 //   - [store.ErrUnavailable] for everything else: network faults, a
 //     closed client, a full pool, and error replies of a server that
 //     cannot serve now (LOADING, READONLY, MASTERDOWN, CLUSTERDOWN,
@@ -37,7 +37,7 @@ func classify(ctx context.Context, op, storageKey string, err error) error {
 	case redis.HasErrorPrefix(err, "OOM"):
 		e.Kind = store.ErrFull
 	case redis.HasErrorPrefix(err, "WRONGTYPE"):
-		e.Kind = store.ErrCorrupt // a key of the store that is not a hash
+		e.Kind = store.ErrCorrupt // a key of the store that holds no record
 	}
 	return e
 }

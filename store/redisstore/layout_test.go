@@ -2,8 +2,10 @@ package redisstore_test
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,9 +121,17 @@ func TestKey(t *testing.T) {
 	}
 }
 
-// The hash of a record holds g, s, l, e, r and n (a reservation's nonce,
-// "" after the next write), and the key expires at the end of the
-// record's life, rounded up to the millisecond.
+// micros is a time field: µs since the epoch, "" for the zero time.
+func micros(tm time.Time) string {
+	if tm.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(tm.UnixMicro(), 10)
+}
+
+// A record is a string: the header "2 g s l e n\n" (n a reservation's
+// nonce in hex, "" after the next write), then the payload; the key
+// expires at the end of the record's life, rounded up to the millisecond.
 func TestLayout(t *testing.T) {
 	client := nodeClient(t)
 	s := newStore(t, client)
@@ -131,29 +141,25 @@ func TestLayout(t *testing.T) {
 	check := func(stage string, rec *policy.Record, wantNonce bool) {
 		t.Helper()
 		k := s.Key(rec.StorageKey)
-		got, err := client.HGetAll(ctx, k).Result()
+		got, err := client.Get(ctx, k).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		micros := func(tm time.Time) string {
-			if tm.IsZero() {
-				return ""
-			}
-			return strconv.FormatInt(tm.UnixMicro(), 10)
+		header, payload, _ := strings.Cut(got, "\n")
+		fields := strings.Split(header, " ")
+		if len(fields) != 6 {
+			t.Fatalf("%s: header %q, want 6 fields", stage, header)
 		}
-		want := map[string]string{
-			"g": strconv.FormatUint(rec.Generation, 10),
-			"s": strconv.Itoa(int(rec.State)),
-			"l": micros(rec.LeaseExpiry),
-			"e": micros(rec.ExpiresAt),
-			"r": string(store.AppendPayload(nil, rec)),
+		if n := fields[5]; wantNonce && !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(n) || !wantNonce && n != "" {
+			t.Errorf("%s: nonce %q, want a nonce %v", stage, n, wantNonce)
 		}
-		if n := got["n"]; wantNonce && len(n) != 16 || !wantNonce && n != "" {
-			t.Errorf("%s: nonce field %q, want a nonce %v", stage, n, wantNonce)
+		want := []string{"2", strconv.FormatUint(rec.Generation, 10), strconv.Itoa(int(rec.State)),
+			micros(rec.LeaseExpiry), micros(rec.ExpiresAt)}
+		if d := cmp.Diff(want, fields[:5]); d != "" {
+			t.Errorf("%s: header fields mismatch (-want +got):\n%s", stage, d)
 		}
-		delete(got, "n")
-		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("%s: hash fields mismatch (-want +got):\n%s", stage, d)
+		if want := string(store.AppendPayload(nil, rec)); payload != want {
+			t.Errorf("%s: payload %q, want %q", stage, payload, want)
 		}
 		end := max(rec.ExpiresAt.UnixMicro(), rec.LeaseExpiry.UnixMicro())
 		at, err := client.Do(ctx, "PEXPIRETIME", k).Int64()
@@ -183,27 +189,72 @@ func TestLayout(t *testing.T) {
 	check("released", &released, false)
 }
 
-// Hash fields that do not parse make every operation on the key fail
-// with ErrCorrupt, never a replay or an overwrite; Delete recovers.
+// Values that do not parse, v1 hashes whose fields do not, and keys of
+// other types make every operation on the key fail with ErrCorrupt, never
+// a replay or an overwrite; Delete recovers.
 func TestCorruptFields(t *testing.T) {
 	client := nodeClient(t)
 	ctx := context.Background()
 	rule := testRule(t)
+	// header replaces the header of the value under k.
+	header := func(h string) func(k string) error {
+		return func(k string) error {
+			v, err := client.Get(ctx, k).Result()
+			if err != nil {
+				return err
+			}
+			_, payload, _ := strings.Cut(v, "\n")
+			return client.Set(ctx, k, h+payload, redis.KeepTTL).Err()
+		}
+	}
+	// v1 writes the record under k as a v1 hash, with change applied to
+	// its fields.
+	v1 := func(change func(f map[string]string)) func(k string) error {
+		return func(k string) error {
+			f, err := v1Fields(ctx, client, k)
+			if err != nil {
+				return err
+			}
+			change(f)
+			return writeV1(ctx, client, k, f)
+		}
+	}
+	far := strconv.FormatInt(time.Now().Add(time.Hour).UnixMicro(), 10)
 	for _, tc := range []struct {
 		name   string
 		damage func(k string) error
+		// payload: only the payload is damaged, which Go decodes and
+		// the scripts do not: Read and Reserve fail, writes are fenced
+		// by the generation alone.
+		payload bool
 	}{
-		{"Generation/NotDecimal", func(k string) error { return client.HSet(ctx, k, "g", "x1").Err() }},
-		{"Generation/Zero", func(k string) error { return client.HSet(ctx, k, "g", "0").Err() }},
-		{"Generation/LeadingZero", func(k string) error { return client.HSet(ctx, k, "g", "0123").Err() }},
-		{"Generation/Beyond2^53", func(k string) error { return client.HSet(ctx, k, "g", "9007199254740993").Err() }},
-		{"State/Unknown", func(k string) error { return client.HSet(ctx, k, "s", "3").Err() }},
-		{"Lease/Exponent", func(k string) error { return client.HSet(ctx, k, "l", "1e15").Err() }},
-		{"Expiry/Negative", func(k string) error { return client.HSet(ctx, k, "e", "-1").Err() }},
-		{"Payload/Missing", func(k string) error { return client.HDel(ctx, k, "r").Err() }},
-		{"WrongType", func(k string) error {
-			return client.Set(ctx, k, "a string", time.Minute).Err()
-		}},
+		{"Value/Version", header("3 2 2  " + far + " \n"), false},
+		{"Value/Generation/Zero", header("2 0 2  " + far + " \n"), false},
+		{"Value/Generation/LeadingZero", header("2 0123 2  " + far + " \n"), false},
+		{"Value/Generation/Beyond2^53", header("2 9007199254740993 2  " + far + " \n"), false},
+		{"Value/State/Unknown", header("2 2 3  " + far + " \n"), false},
+		{"Value/Lease/LeadingZero", header("2 2 2 0" + far + " " + far + " \n"), false},
+		{"Value/Expiry/Beyond2^53", header("2 2 2  9007199254740992 \n"), false},
+		{"Value/Nonce/NotHex", header("2 2 2  " + far + " nonce\n"), false},
+		{"Value/NoHeaderEnd", header("2 2 2  " + far + " "), false},
+		{"Value/Payload", func(k string) error { return client.Append(ctx, k, "x").Err() }, true},
+		{"V1/Generation/NotDecimal", v1(func(f map[string]string) { f["g"] = "x1" }), false},
+		{"V1/Generation/Zero", v1(func(f map[string]string) { f["g"] = "0" }), false},
+		{"V1/Generation/LeadingZero", v1(func(f map[string]string) { f["g"] = "0123" }), false},
+		{"V1/Generation/Beyond2^53", v1(func(f map[string]string) { f["g"] = "9007199254740993" }), false},
+		{"V1/State/Unknown", v1(func(f map[string]string) { f["s"] = "3" }), false},
+		{"V1/Lease/Exponent", v1(func(f map[string]string) { f["l"] = "1e15" }), false},
+		{"V1/Expiry/Negative", v1(func(f map[string]string) { f["e"] = "-1" }), false},
+		{"V1/Payload/Missing", v1(func(f map[string]string) { delete(f, "r") }), false},
+		{"V1/Payload/Damaged", v1(func(f map[string]string) { f["r"] += "x" }), true},
+		{"OtherType/List", func(k string) error {
+			client.Del(ctx, k)
+			return client.RPush(ctx, k, "a").Err()
+		}, false},
+		{"OtherType/Set", func(k string) error {
+			client.Del(ctx, k)
+			return client.SAdd(ctx, k, "a").Err()
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t, client)
@@ -211,6 +262,10 @@ func TestCorruptFields(t *testing.T) {
 			c := execute(t, s, rule, req)
 			done, err := rule.Complete(&c.Record, policy.Response{Status: 201}, c.Now)
 			if err != nil {
+				t.Fatal(err)
+			}
+			// A completed record: a damaged one must not replay.
+			if err := s.Write(ctx, done, store.Guard{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := tc.damage(s.Key(c.Record.StorageKey)); err != nil {
@@ -227,7 +282,12 @@ func TestCorruptFields(t *testing.T) {
 			isCorrupt("Read", err)
 			_, err = store.Acquire(ctx, s, rule, req)
 			isCorrupt("Acquire", err)
-			isCorrupt("Write", s.Write(ctx, done, store.Guard{}))
+			if tc.payload {
+				return
+			}
+			again := done
+			again.Generation++
+			isCorrupt("Write", s.Write(ctx, again, store.Guard{}))
 			// A write to the other key guarded by the damaged one.
 			_, nk, _ := rule.StorageKeys(req)
 			other := c.Record
@@ -242,6 +302,44 @@ func TestCorruptFields(t *testing.T) {
 			execute(t, s, rule, req)
 		})
 	}
+}
+
+// v1Fields returns the fields of the v1 hash of the record under k, which
+// holds a value.
+func v1Fields(ctx context.Context, client *redis.Client, k string) (map[string]string, error) {
+	v, err := client.Get(ctx, k).Result()
+	if err != nil {
+		return nil, err
+	}
+	header, payload, _ := strings.Cut(v, "\n")
+	h := strings.Split(header, " ")
+	n := ""
+	if h[5] != "" {
+		b, err := hex.DecodeString(h[5])
+		if err != nil {
+			return nil, err
+		}
+		n = string(b)
+	}
+	return map[string]string{"g": h[1], "s": h[2], "l": h[3], "e": h[4], "r": payload, "n": n}, nil
+}
+
+// writeV1 replaces the key k with a v1 hash of the fields f, expiring as
+// v1 expired it; the hash of an expired record is left without expiry.
+func writeV1(ctx context.Context, client *redis.Client, k string, f map[string]string) error {
+	at, err := client.Do(ctx, "PEXPIRETIME", k).Int64()
+	if err != nil {
+		return err
+	}
+	_, err = client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k)
+		p.HSet(ctx, k, f)
+		if at > time.Now().UnixMilli() {
+			p.PExpireAt(ctx, k, time.UnixMilli(at))
+		}
+		return nil
+	})
+	return err
 }
 
 // lostReply is a go-redis hook that sends a matching command twice, as
@@ -398,4 +496,151 @@ func TestUnreachable(t *testing.T) {
 	check("Ping", s.Ping(ctx))
 	_, err = s.PurgeTenant(ctx, "acme")
 	check("PurgeTenant", err)
+}
+
+// A deployment upgraded in place holds v1 hashes: every operation reads
+// them by the v1 rules and judges them as v1 did, so no request executes
+// again and no record is lost; a write replaces a hash with a value.
+func TestV1Records(t *testing.T) {
+	client := nodeClient(t)
+	ctx := context.Background()
+	rule := testRule(t)
+	req := testRequest(t, rule, "acme", "k1", 1)
+	pk, nk, _ := rule.StorageKeys(req)
+	// toV1 turns the record under storage key sk into a v1 hash, with
+	// change applied to its fields.
+	toV1 := func(t *testing.T, s *redisstore.Store, sk string, change func(f map[string]string)) {
+		t.Helper()
+		k := s.Key(sk)
+		f, err := v1Fields(ctx, client, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(f)
+		if err := writeV1(ctx, client, k, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unchanged := func(map[string]string) {}
+	keyType := func(t *testing.T, s *redisstore.Store, sk, want string) {
+		t.Helper()
+		if got := client.Type(ctx, s.Key(sk)).Val(); got != want {
+			t.Errorf("key of %q is a %s, want a %s", sk, got, want)
+		}
+	}
+	acquire := func(t *testing.T, s *redisstore.Store, want policy.Action) store.Claim {
+		t.Helper()
+		c, err := store.Acquire(ctx, s, rule, req)
+		if err != nil || c.Decision.Action != want {
+			t.Fatalf("Acquire = %v, %v; want %v", c.Decision.Action, err, want)
+		}
+		return c
+	}
+	us := func(d time.Duration) string { return strconv.FormatInt(time.Now().Add(d).UnixMicro(), 10) }
+
+	t.Run("Completed", func(t *testing.T) {
+		s := newStore(t, client)
+		done := complete(t, s, rule, execute(t, s, rule, req))
+		toV1(t, s, pk, unchanged)
+		got, err := s.Read(ctx, pk)
+		if err != nil || got == nil {
+			t.Fatalf("Read = %v, %v", got, err)
+		}
+		// Compared as stored: the fields and the payload's encoding.
+		stored := func(r *policy.Record) []string {
+			return []string{strconv.FormatUint(r.Generation, 10), strconv.Itoa(int(r.State)),
+				micros(r.LeaseExpiry), micros(r.ExpiresAt), string(store.AppendPayload(nil, r))}
+		}
+		if d := cmp.Diff(stored(&done), stored(got)); d != "" {
+			t.Errorf("Read of the v1 hash mismatch (-want +got):\n%s", d)
+		}
+		acquire(t, s, policy.Replay)
+		// The same completion again, as a retried Write sends it.
+		if err := s.Write(ctx, done, store.Guard{}); err != nil {
+			t.Errorf("Write of the identical record: %v", err)
+		}
+		keyType(t, s, pk, "hash")
+	})
+	t.Run("InFlight", func(t *testing.T) {
+		s := newStore(t, client)
+		c := execute(t, s, rule, req)
+		toV1(t, s, pk, unchanged)
+		acquire(t, s, policy.Reject) // 409: in flight
+		// Its holder completes it: the hash becomes a value.
+		done := complete(t, s, rule, c)
+		keyType(t, s, pk, "string")
+		got, err := s.Read(ctx, pk)
+		if err != nil || got == nil || got.Generation != done.Generation || got.State != policy.StateCompleted {
+			t.Fatalf("Read = %+v, %v; want the completion of generation %d", got, err, done.Generation)
+		}
+		acquire(t, s, policy.Replay)
+	})
+	t.Run("LeaseLapsed", func(t *testing.T) {
+		s := newStore(t, client)
+		c := execute(t, s, rule, req)
+		toV1(t, s, pk, func(f map[string]string) { f["l"] = us(-time.Second) })
+		taken := acquire(t, s, policy.Execute)
+		if taken.Record.Generation != c.Record.Generation+1 {
+			t.Errorf("takeover of generation %d, want %d", taken.Record.Generation, c.Record.Generation+1)
+		}
+		keyType(t, s, pk, "string")
+		// The holder whose lease lapsed cannot complete.
+		done, err := rule.Complete(&c.Record, policy.Response{Status: 201}, c.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(ctx, done, store.Guard{}); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("Write of the lapsed holder: error %v, want ErrConflict", err)
+		}
+	})
+	t.Run("Ended", func(t *testing.T) {
+		// A hash whose life ended that Redis has not removed yet, of a
+		// generation ahead of the clock: the next one is above it.
+		s := newStore(t, client)
+		complete(t, s, rule, execute(t, s, rule, req))
+		g := time.Now().Add(time.Hour).UnixMicro()
+		toV1(t, s, pk, func(f map[string]string) {
+			f["g"], f["l"], f["e"] = strconv.FormatInt(g, 10), "", us(-time.Second)
+		})
+		c := acquire(t, s, policy.Execute)
+		if c.Record.Generation != uint64(g)+1 {
+			t.Errorf("reservation of generation %d, want %d", c.Record.Generation, g+1)
+		}
+	})
+	t.Run("Guard", func(t *testing.T) {
+		s := newStore(t, client)
+		c := execute(t, s, rule, req)
+		toV1(t, s, pk, unchanged)
+		other := c.Record
+		other.StorageKey, other.Generation = nk, 1
+		err := s.Write(ctx, other, store.Guard{StorageKey: pk, Generation: c.Record.Generation + 1})
+		if !errors.Is(err, store.ErrConflict) {
+			t.Errorf("Write guarded by another generation: error %v, want ErrConflict", err)
+		}
+		if err := s.Write(ctx, other, store.Guard{StorageKey: pk, Generation: c.Record.Generation}); err != nil {
+			t.Errorf("Write guarded by the v1 reservation: %v", err)
+		}
+	})
+	t.Run("Delete", func(t *testing.T) {
+		s := newStore(t, client)
+		complete(t, s, rule, execute(t, s, rule, req))
+		toV1(t, s, pk, unchanged)
+		if err := s.Delete(ctx, pk); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		if n := client.Exists(ctx, s.Key(pk)).Val(); n != 0 {
+			t.Error("the key is still there")
+		}
+		if err := s.Delete(ctx, pk); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Delete again: error %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("Purge", func(t *testing.T) {
+		s := newStore(t, client)
+		complete(t, s, rule, execute(t, s, rule, req))
+		toV1(t, s, pk, unchanged)
+		if n, err := s.PurgeTenant(ctx, "acme"); err != nil || n != 1 {
+			t.Errorf("PurgeTenant = %d, %v; want 1", n, err)
+		}
+	})
 }

@@ -4,11 +4,37 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemprint/idemprint/policy"
 	"github.com/idemprint/idemprint/store"
 )
+
+// valueVersion starts every value of the layout this package writes, the
+// second: a record's hash was the first.
+const valueVersion = "2 "
+
+// headerBound bounds the header of a value: the version, a generation, a
+// state and two times of at most 16 digits, a nonce, the separators.
+const headerBound = len(valueVersion) + 16 + 1 + 1 + 1 + 16 + 1 + 16 + 1 + 2*nonceLen + 1
+
+// appendValue returns the value that Write stores for rec, in a buffer
+// allocated once, and false when the store cannot keep one of its times
+// (see appendTime). It has no nonce: only Reserve's script writes one.
+func appendValue(rec *policy.Record) ([]byte, bool) {
+	b := make([]byte, 0, headerBound+payloadBound(rec))
+	b = append(b, valueVersion...)
+	b = strconv.AppendUint(b, rec.Generation, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(rec.State), 10)
+	b = append(b, ' ')
+	b, okL := appendTime(b, rec.LeaseExpiry)
+	b = append(b, ' ')
+	b, okE := appendTime(b, rec.ExpiresAt)
+	b = append(b, " \n"...)
+	return store.AppendPayload(b, rec), okL && okE
+}
 
 // appendPayload returns the payload of rec in a buffer allocated once.
 func appendPayload(rec *policy.Record) []byte {
@@ -29,17 +55,18 @@ func payloadBound(rec *policy.Record) int {
 	return n
 }
 
-// formatTime returns t as a time field, and false when the store cannot
-// keep it: before 1970 or from 2^53 µs on.
-func formatTime(t time.Time) (string, bool) {
+// appendTime appends t as a time field to dst, and reports false, with
+// dst unchanged, when the store cannot keep it: before 1970 or from 2^53
+// µs on.
+func appendTime(dst []byte, t time.Time) ([]byte, bool) {
 	if t.IsZero() {
-		return "", true
+		return dst, true
 	}
 	us := t.UnixMicro()
 	if t.Before(time.Unix(0, 0)) || us >= maxMicros {
-		return "", false
+		return dst, false
 	}
-	return strconv.FormatInt(us, 10), true
+	return strconv.AppendInt(dst, us, 10), true
 }
 
 // parseTime reads a time field as the scripts do; ok is false for
@@ -89,36 +116,91 @@ func generation(v any) (uint64, bool) {
 	return g, ok && g > 0 && g <= maxMicros
 }
 
-var errFields = errors.New("hash fields do not parse")
+var errFields = errors.New("record fields do not parse")
+
+// splitValue splits a value as the scripts' pattern does: "2 " g " " s " "
+// l " " e " " n "\n" payload, where g is digits not starting with 0, s is
+// 0, 1 or 2, l and e are digits, n is hex digits, and the payload is any
+// bytes. ok is false for a value that does not match; the fields' ranges
+// are for the caller to check.
+func splitValue(v string) (g, s, l, e, n, payload string, ok bool) {
+	rest, ok := strings.CutPrefix(v, valueVersion)
+	if !ok {
+		return
+	}
+	if g, rest, ok = field(rest, isDigit, ' '); !ok || g == "" || g[0] == '0' {
+		return "", "", "", "", "", "", false
+	}
+	if s, rest, ok = field(rest, isDigit, ' '); !ok || len(s) != 1 || s[0] > '2' {
+		return "", "", "", "", "", "", false
+	}
+	if l, rest, ok = field(rest, isDigit, ' '); !ok {
+		return "", "", "", "", "", "", false
+	}
+	if e, rest, ok = field(rest, isDigit, ' '); !ok {
+		return "", "", "", "", "", "", false
+	}
+	if n, rest, ok = field(rest, isHex, '\n'); !ok {
+		return "", "", "", "", "", "", false
+	}
+	return g, s, l, e, n, rest, true
+}
+
+// field returns the longest prefix of s whose bytes are all in class, and
+// what follows the end byte after it; ok is false when end does not
+// follow.
+func field(s string, class func(byte) bool, end byte) (f, rest string, ok bool) {
+	i := 0
+	for i < len(s) && class(s[i]) {
+		i++
+	}
+	if i == len(s) || s[i] != end {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// isHex is Lua's %x: either case.
+func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // record builds the record stored under storageKey from a script's reply:
-// 0 for none, or its fields {g, s, l, e, r, n}, the nonce ignored. Fields
-// that do not parse or a payload that does not decode are an error
-// wrapping [store.ErrCorrupt].
+// 0 for none, the record's value, or a v1 hash's fields {g, s, l, e, r,
+// n}. The nonce is ignored. Fields that do not parse or a payload that
+// does not decode are an error wrapping [store.ErrCorrupt].
 func record(op, storageKey string, v any) (*policy.Record, error) {
-	if v == int64(0) {
-		return nil, nil
-	}
-	f, ok := v.([]any)
-	if !ok || len(f) != 6 {
+	var f [5]string // g, s, l, e, r
+	switch v := v.(type) {
+	case int64:
+		if v == 0 {
+			return nil, nil
+		}
+		return nil, unexpected(op, storageKey)
+	case string:
+		var ok bool
+		if f[0], f[1], f[2], f[3], _, f[4], ok = splitValue(v); !ok {
+			return nil, corruptFields(op, storageKey)
+		}
+	case []any:
+		if len(v) != 6 {
+			return nil, unexpected(op, storageKey)
+		}
+		for i := range f {
+			s, ok := v[i].(string)
+			if !ok {
+				return nil, corruptFields(op, storageKey)
+			}
+			f[i] = s
+		}
+	default:
 		return nil, unexpected(op, storageKey)
 	}
 	rec := &policy.Record{StorageKey: storageKey}
-	var okS, okL, okE bool
-	rec.Generation, ok = generation(f[0])
-	state, _ := f[1].(string)
-	if okS = state == "0" || state == "1" || state == "2"; okS {
-		rec.State = policy.State(state[0] - '0')
-	}
-	l, _ := f[2].(string)
-	e, _ := f[3].(string)
-	rec.LeaseExpiry, okL = parseTime(l)
-	rec.ExpiresAt, okE = parseTime(e)
-	payload, okP := f[4].(string)
-	if !ok || !okS || !okL || !okE || !okP {
+	if !parseFields(rec, f[0], f[1], f[2], f[3]) {
 		return nil, corruptFields(op, storageKey)
 	}
-	if err := store.DecodePayload(rec, []byte(payload)); err != nil {
+	if err := store.DecodePayload(rec, []byte(f[4])); err != nil {
 		var se *store.Error
 		if errors.As(err, &se) && se.Err != nil {
 			err = se.Err
@@ -126,6 +208,20 @@ func record(op, storageKey string, v any) (*policy.Record, error) {
 		return nil, &store.Error{Op: op, StorageKey: storageKey, Kind: store.ErrCorrupt, Err: err}
 	}
 	return rec, nil
+}
+
+// parseFields sets the generation, state, lease expiry and expiry of rec
+// from their fields, and reports whether all four are valid, as the
+// scripts judge them.
+func parseFields(rec *policy.Record, g, s, l, e string) bool {
+	var ok, okS, okL, okE bool
+	rec.Generation, ok = generation(g)
+	if okS = s == "0" || s == "1" || s == "2"; okS {
+		rec.State = policy.State(s[0] - '0')
+	}
+	rec.LeaseExpiry, okL = parseTime(l)
+	rec.ExpiresAt, okE = parseTime(e)
+	return ok && okS && okL && okE
 }
 
 func corruptFields(op, storageKey string) error {

@@ -6,8 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -119,12 +119,19 @@ func (s *Store) Key(storageKey string) string {
 	return b.String()
 }
 
-// nonce returns a value no other Reserve call of any Store has.
+// nonceLen is the length of a nonce in bytes: the Store's random part and
+// a counter.
+const nonceLen = 16
+
+// nonce returns a value no other Reserve call of any Store has, in hex:
+// the scripts read it from a value's header, which is text.
 func (s *Store) nonce() string {
-	var b [16]byte
+	var b [nonceLen]byte
 	copy(b[:8], s.nonceBase[:])
 	binary.BigEndian.PutUint64(b[8:], s.nonceSeq.Add(1))
-	return string(b[:])
+	var h [2 * nonceLen]byte
+	hex.Encode(h[:], b[:])
+	return string(h[:])
 }
 
 // Reserve implements [store.Store.Reserve] in one script: it loads the
@@ -144,12 +151,16 @@ func (s *Store) Reserve(ctx context.Context, r store.Reservation) (store.Outcome
 		keys = append(keys, s.Key(r.NewIdentity))
 	}
 	payload := appendPayload(&r.Record)
-	reply, err := reserveScript.Run(ctx, s.client, keys,
-		int64(r.Lease/time.Microsecond), int64(r.TTL/time.Microsecond), payload, s.nonce()).Slice()
+	v, err := reserveScript.Run(ctx, s.client, keys,
+		int64(r.Lease/time.Microsecond), int64(r.TTL/time.Microsecond), payload, s.nonce()).Result()
 	if err != nil {
 		return store.Outcome{}, classify(ctx, op, sk, err)
 	}
-	if len(reply) < 2 {
+	if v, ok := v.(string); ok {
+		return reserved(op, r.Record, v)
+	}
+	reply, ok := v.([]any)
+	if !ok || len(reply) < 2 {
 		return store.Outcome{}, unexpected(op, sk)
 	}
 	code, ok1 := reply[0].(int64)
@@ -159,19 +170,6 @@ func (s *Store) Reserve(ctx context.Context, r store.Reservation) (store.Outcome
 	}
 	out := store.Outcome{Now: now}
 	switch {
-	case code == codeOK && len(reply) == 5:
-		rec := r.Record
-		var l, e time.Time
-		var ok3 bool
-		rec.Generation, ok1 = generation(reply[2])
-		l, ok2 = micros(reply[3])
-		e, ok3 = micros(reply[4])
-		if !ok1 || !ok2 || !ok3 {
-			return store.Outcome{}, unexpected(op, sk)
-		}
-		rec.LeaseExpiry, rec.ExpiresAt = l, e
-		out.Reserved, out.Record = true, rec
-		return out, nil
 	case code == codeConflict && len(reply) == 4:
 		if out.Primary, err = record(op, sk, reply[2]); err != nil {
 			return store.Outcome{}, err
@@ -197,6 +195,24 @@ func (s *Store) Reserve(ctx context.Context, r store.Reservation) (store.Outcome
 	return store.Outcome{}, unexpected(op, sk)
 }
 
+// reserved returns the Outcome of a reservation of rec from the reply
+// "now g l e" of the reserve script.
+func reserved(op string, rec policy.Record, reply string) (store.Outcome, error) {
+	now, rest, _ := strings.Cut(reply, " ")
+	g, rest, _ := strings.Cut(rest, " ")
+	l, e, _ := strings.Cut(rest, " ")
+	var okN, okG, okL, okE bool
+	out := store.Outcome{Reserved: true, Record: rec}
+	out.Now, okN = micros(now)
+	out.Record.Generation, okG = generation(g)
+	out.Record.LeaseExpiry, okL = micros(l)
+	out.Record.ExpiresAt, okE = micros(e)
+	if !okN || !okG || !okL || !okE {
+		return store.Outcome{}, unexpected(op, rec.StorageKey)
+	}
+	return out, nil
+}
+
 // Write implements [store.Store.Write] in one script: a compare-and-set
 // on the generation, with the guard judged at the server's TIME.
 func (s *Store) Write(ctx context.Context, rec policy.Record, guard store.Guard) error {
@@ -211,13 +227,12 @@ func (s *Store) Write(ctx context.Context, rec policy.Record, guard store.Guard)
 	if rec.Generation > maxMicros {
 		return &store.Error{Op: op, StorageKey: sk, Kind: store.ErrInvalid, Err: errGeneration}
 	}
-	l, okl := formatTime(rec.LeaseExpiry)
-	e, oke := formatTime(rec.ExpiresAt)
-	if !okl || !oke {
+	value, ok := appendValue(&rec)
+	if !ok {
 		return &store.Error{Op: op, StorageKey: sk, Kind: store.ErrInvalid, Err: errTimeRange}
 	}
 	// The end of the record's life, in µs (-1: the zero time) and in ms
-	// rounded up, for PEXPIREAT.
+	// rounded up, for PXAT.
 	end := int64(-1)
 	for _, t := range []time.Time{rec.LeaseExpiry, rec.ExpiresAt} {
 		if !t.IsZero() {
@@ -229,9 +244,8 @@ func (s *Store) Write(ctx context.Context, rec policy.Record, guard store.Guard)
 		keys = append(keys, s.Key(guard.StorageKey))
 	}
 	reply, err := writeScript.Run(ctx, s.client, keys,
-		strconv.FormatUint(rec.Generation, 10), strconv.FormatUint(rec.Generation-1, 10),
-		strconv.Itoa(int(rec.State)), l, e, appendPayload(&rec),
-		strconv.FormatUint(guard.Generation, 10), end, max(0, (end+999)/1000)).Int64()
+		value, rec.Generation, rec.Generation-1, int(rec.State),
+		guard.Generation, end, max(0, (end+999)/1000)).Int64()
 	if err != nil {
 		return classify(ctx, op, sk, err)
 	}
