@@ -44,15 +44,15 @@
 //
 //	"2 1796055276929540 2  1796141676929540 \n"
 //
-// Times are below 2^53 µs (the year 2255) and generations at most 2^53, where Lua's doubles are exact; a
-// Write of anything outside is refused with [store.ErrInvalid]. A value
-// whose header does not match exactly, a v1 hash whose fields do not
-// parse, and a key of another type are [store.ErrCorrupt] for every
-// operation: never replayed, never written over. The scripts judge the
-// header and leave the payload to Go: a payload that does not decode is
-// [store.ErrCorrupt] wherever a record is returned (Read, Reserve), and
-// a Write fenced by the record's generation replaces it. [Store.Delete]
-// removes any such record.
+// Times are below 2^53 µs (the year 2255) and generations at most 2^53,
+// where Lua's doubles are exact; a Write of anything outside is refused
+// with [store.ErrInvalid]. A value whose header does not match exactly,
+// a v1 hash whose fields do not parse, and a key of another type are
+// [store.ErrCorrupt] for every operation: never replayed, never written
+// over. The scripts judge the header and leave the payload to Go: a
+// payload that does not decode is [store.ErrCorrupt] wherever a record
+// is returned (Read, Reserve), and a Write fenced by the record's
+// generation replaces it. [Store.Delete] removes any such record.
 //
 // # Records of layout 1
 //
@@ -106,8 +106,9 @@
 // # Expiry
 //
 // Every write sets the key's expiry (PXAT) to the end of the record's
-// life, the later of l and e rounded up to the millisecond, so Redis frees the memory of
-// records nobody reads again, and no sweeper is needed. A released
+// life, the later of l and e rounded up to the millisecond, so Redis
+// frees the memory of records nobody reads again, and no sweeper is
+// needed. A released
 // reservation has no lease and lives until its expiry: its generation
 // goes on counting while a late holder might still write. The scripts
 // judge life to the µs, so a record is gone for them up to a millisecond
