@@ -46,7 +46,7 @@ fi
 # Every directory that has one is searched, so a new target is never left
 # out.
 all=$(for dir in $(git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | xargs -n1 dirname | sort -u); do
-	grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | sed "s/^func /$dir /"
+	grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | sed "s|^func |$dir |"
 done | sort -u)
 if [[ -n ${TARGETS:-} ]]; then
 	selected=""
