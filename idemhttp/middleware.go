@@ -85,7 +85,11 @@ type Middleware struct {
 
 	executing atomic.Int64
 	waiting   atomic.Int64
-	renewals  renewals
+	// renewals is apart from the Middleware, which it does not point
+	// to: its goroutine outlives the last request by many ticks, and
+	// must not keep a Middleware that is no longer used, and its store,
+	// from being collected.
+	renewals *renewals
 }
 
 // ErrOptions reports invalid arguments to [New].
@@ -118,6 +122,7 @@ func New(pol *policy.Policy, st store.Store, opts Options) (*Middleware, error) 
 		failOpen:          opts.FailOpen,
 		completionTimeout: cmpOr(opts.CompletionTimeout, 10*time.Second),
 		retryAfter:        cmpOr(opts.StoreRetryAfter, 1),
+		renewals:          new(renewals),
 	}
 	if m.tenant == nil {
 		single := opts.SingleTenant
@@ -576,19 +581,26 @@ func (m *Middleware) readBody(r *http.Request, buf []byte) ([]byte, *problem) {
 // reused: its readers may outlive the handler, in a transport still
 // writing.
 func (x *exchange) setBody(r *http.Request, body []byte) {
-	b := &bodyReader{}
+	b := &bodyReader{x: x, body: body}
 	b.Reset(body)
 	x.reader = b
 	r.Body = b
 	r.ContentLength = int64(len(body))
-	r.GetBody = func() (io.ReadCloser, error) {
-		x.bodyShared.Store(true)
-		return io.NopCloser(bytes.NewReader(body)), nil
-	}
+	r.GetBody = b.again
 }
 
 // bodyReader is the request body handed to the handler.
-type bodyReader struct{ bytes.Reader }
+type bodyReader struct {
+	bytes.Reader
+	x    *exchange
+	body []byte
+}
+
+// again is the request's GetBody.
+func (b *bodyReader) again() (io.ReadCloser, error) {
+	b.x.bodyShared.Store(true)
+	return io.NopCloser(bytes.NewReader(b.body)), nil
+}
 
 // Close implements io.Closer; there is nothing to release.
 func (*bodyReader) Close() error { return nil }
