@@ -79,7 +79,10 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 		if err != nil {
 			return c, err
 		}
-		c.Now, c.at = out.Now, time.Now()
+		c.Now, c.at = out.Now, out.read
+		if c.at.IsZero() {
+			c.at = time.Now()
+		}
 		if out.Reserved {
 			*d.Reserve = out.Record // the store's generation and times
 			c.Decision, c.Record = d, out.Record

@@ -37,12 +37,15 @@ type MemoryOptions struct {
 // processes: two instances of a service need a shared store (redisstore,
 // pgstore) to exclude each other.
 type Memory struct {
-	shards  []shard
-	seed    maphash.Seed
-	max     int64
-	count   atomic.Int64
-	clock   func() time.Time
-	lastGen atomic.Uint64
+	shards []shard
+	seed   maphash.Seed
+	max    int64
+	count  atomic.Int64
+	clock  func() time.Time
+	// ownClock says that clock is time.Now, whose readings Acquire can
+	// use as its own.
+	ownClock bool
+	lastGen  atomic.Uint64
 }
 
 type shard struct {
@@ -97,7 +100,7 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 		m.max = 1 << 20
 	}
 	if m.clock == nil {
-		m.clock = time.Now
+		m.clock, m.ownClock = time.Now, true
 	}
 	for i := range m.shards {
 		m.shards[i].seed = m.seed
@@ -107,6 +110,17 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 
 // now returns the store's time at the precision every store keeps.
 func (m *Memory) now() time.Time { return storeTime(m.clock()) }
+
+// reading returns the store's time as now does, and the clock reading it
+// comes from when the clock is this process's own (time.Now, monotonic
+// reading and all), for Outcome.read.
+func (m *Memory) reading() (now, read time.Time) {
+	t := m.clock()
+	if m.ownClock {
+		read = t
+	}
+	return storeTime(t), read
+}
 
 // storeTime drops what a backend cannot keep: the monotonic reading,
 // the location and nanoseconds below the microsecond.
@@ -154,13 +168,13 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 	}
 	sh, h := m.shard(key) // a primary key
 	for attempt := 0; ; attempt++ {
-		now := m.now()
+		now, read := m.reading()
 		sh.mu.Lock()
 		sh.sweep(m, now, sweepPerOp)
 		pe := sh.lookupHashed(h, key)
 		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
 		if p != nil && p.rec.Binds(now) || n != nil && n.rec.Binds(now) {
-			out := Outcome{Now: now}
+			out := Outcome{Now: now, read: read}
 			if p != nil {
 				out.Primary = p.record()
 			}
@@ -185,7 +199,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		}
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
-		out := Outcome{Reserved: true, Record: sh.put(m, key, h, pe, &rec).rec, Now: now}
+		out := Outcome{Reserved: true, Record: sh.put(m, key, h, pe, &rec).rec, Now: now, read: read}
 		sh.mu.Unlock()
 		return out, nil
 	}

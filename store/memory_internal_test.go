@@ -156,3 +156,48 @@ func TestChunkSize(t *testing.T) {
 		t.Errorf("%d entries of %d bytes take %d bytes: chunkSize should be %d", chunkSize, one, size, 8192/one)
 	}
 }
+
+// With its own clock, Memory hands Acquire the reading the store's time
+// came from, so that StoreTime needs no reading of Acquire's; with a
+// caller's clock it does not (time.Since of a fake time means nothing),
+// and Acquire reads the process's clock.
+func TestAcquireClockReading(t *testing.T) {
+	pol, err := policy.Parse([]byte(`{"rules": [{"route": "POST /pay"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, _ := pol.Match("POST", "/pay")
+	req, err := rule.NewRequest("acme", fingerprint.Request{
+		Method: "POST", Path: "/pay", Body: []byte(`{}`), Header: http.Header{"Idempotency-Key": {"k"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		clock func() time.Time
+	}{{"own", nil}, {"caller's", func() time.Time { return fake }}} {
+		m, err := NewMemory(MemoryOptions{Clock: tc.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := time.Now()
+		c, err := Acquire(context.Background(), m, rule, req)
+		if err != nil || c.Decision.Action != policy.Execute {
+			t.Fatalf("%s: Acquire = %v, %v", tc.name, c.Decision.Action, err)
+		}
+		if c.at.Before(before) || c.at.After(time.Now()) {
+			t.Errorf("%s: Acquire's reading %v is not between %v and now", tc.name, c.at, before)
+		}
+		if got := c.StoreTime(); got.Before(c.Now) || got.Sub(c.Now) > time.Second {
+			t.Errorf("%s: StoreTime %v, the store's time %v", tc.name, got, c.Now)
+		}
+		if tc.clock == nil && !storeTime(c.at).Equal(c.Now) {
+			t.Errorf("%s: Acquire's reading %v is not the one the store's time %v came from", tc.name, c.at, c.Now)
+		}
+		if tc.clock != nil && !c.Now.Equal(fake) {
+			t.Errorf("%s: the store's time is %v, want the clock's %v", tc.name, c.Now, fake)
+		}
+	}
+}

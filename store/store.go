@@ -98,6 +98,11 @@ type Outcome struct {
 	// Now is the store's time when it judged the records. Pass it to
 	// [policy.Rule.Decide].
 	Now time.Time
+
+	// read is this process's clock reading that Now was taken from, for a
+	// store whose clock is this process's (Memory): Acquire then needs no
+	// reading of its own to tell the store's time later.
+	read time.Time
 }
 
 // Guard makes a [Store.Write] conditional on a second storage key, in the
