@@ -58,9 +58,15 @@
 //     reads the rows under the new identity and the primary key; if either
 //     binds (as [policy.Record.Binds] says: not released, and before its
 //     expiry or, in flight, before the end of its lease), it returns both
-//     and the time. Otherwise it upserts the reservation with
+//     and the time. Otherwise it inserts the reservation with
+//     INSERT … ON CONFLICT (storage_key) DO NOTHING; when a row is there,
+//     it reads it again and, if it still does not bind, upserts with
 //     INSERT … ON CONFLICT (storage_key) DO UPDATE … WHERE the conflicting
-//     row does not bind: a new key gets the database's time in
+//     row does not bind. An upsert locks the row it conflicts with even
+//     when its WHERE is false, so a row that binds is never upserted over:
+//     duplicates that all missed the first one's uncommitted row would
+//     otherwise queue on its lock, each committing in turn, and delay the
+//     holder's completion past its lease. A new key gets the database's time in
 //     microseconds as its generation, an alive row its generation + 1, a
 //     lapsed row the greater of the two, and the lease and expiry are the
 //     database's time plus the rule's lease and TTL.

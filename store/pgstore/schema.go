@@ -109,14 +109,20 @@ func (n names) lock(key string) string {
 // createReserve returns the reservation function. Under the lock of the
 // primary key when there is a new identity, it reads both keys, each with
 // a fresh snapshot, and returns them when either binds; otherwise it
+// inserts the reservation, and when a row is there it reads again, then
 // upserts the reservation, and the upsert's WHERE re-checks the row it
 // conflicts with, locked at its latest version. A row that began to bind
-// between the read and the upsert sends it round again.
+// between the read and the upsert sends it round again. Only a row read
+// as not binding is ever locked.
 func (n names) createReserve() string {
 	r := strings.NewReplacer(
 		"{fn}", n.reserve, "{table}", n.table, "{isolation}", isolationCheck, "{lock}", n.lock("p_key"),
 		"{n_binds}", binds("v_n", "v_now"), "{p_binds}", binds("v_p", "v_now"),
-		"{r_binds}", binds("r", "v_now"), "{r_alive}", alive("r", "v_now"), "{micros}", micros("v_now"),
+		"{r_binds}", binds("r", "v_now"), "{r_alive}", alive("r", "v_now"),
+		// A replacement is not searched for other names: this one is whole.
+		"{insert}", `INSERT INTO `+n.table+` AS r (storage_key, tenant, generation, state, lease_expiry, expires_at, payload)
+            VALUES (p_key, p_tenant, `+micros("v_now")+`, 1,
+                    v_now + p_lease * interval '1 microsecond', v_now + p_ttl * interval '1 microsecond', p_payload)`,
 	)
 	return r.Replace(`CREATE OR REPLACE FUNCTION {fn}(
     p_key bytea, p_tenant bytea, p_payload bytea, p_lease bigint, p_ttl bigint, p_new bytea,
@@ -131,6 +137,7 @@ DECLARE
     v_p {table}%ROWTYPE;
     v_n {table}%ROWTYPE;
     v_n_binds boolean := false;
+    v_tried boolean := false;
 BEGIN
     {isolation}
     IF p_new IS NOT NULL THEN
@@ -152,19 +159,31 @@ BEGIN
             o_n_lease_expiry := v_n.lease_expiry; o_n_expires_at := v_n.expires_at; o_n_payload := v_n.payload;
             RETURN;
         END IF;
-        INSERT INTO {table} AS r (storage_key, tenant, generation, state, lease_expiry, expires_at, payload)
-        VALUES (p_key, p_tenant, {micros}, 1,
-                v_now + p_lease * interval '1 microsecond', v_now + p_ttl * interval '1 microsecond', p_payload)
-        ON CONFLICT (storage_key) DO UPDATE
-            SET tenant = EXCLUDED.tenant,
-                generation = CASE WHEN {r_alive} THEN r.generation + 1
-                                  ELSE GREATEST(r.generation + 1, EXCLUDED.generation) END,
-                state = 1,
-                lease_expiry = EXCLUDED.lease_expiry,
-                expires_at = EXCLUDED.expires_at,
-                payload = EXCLUDED.payload
-            WHERE NOT {r_binds}
-        RETURNING r.generation INTO o_generation;
+        IF NOT v_tried THEN
+            -- First without touching a row that is there: an upsert locks
+            -- the row it conflicts with even when its WHERE is false, and
+            -- a burst of duplicates that read before the first of them
+            -- committed would queue on that lock, committing one by one,
+            -- with the holder's completion behind them. A conflict goes
+            -- round again, to read the row that is there.
+            v_tried := true;
+            {insert}
+            ON CONFLICT (storage_key) DO NOTHING
+            RETURNING r.generation INTO o_generation;
+            CONTINUE WHEN NOT FOUND;
+        ELSE
+            {insert}
+            ON CONFLICT (storage_key) DO UPDATE
+                SET tenant = EXCLUDED.tenant,
+                    generation = CASE WHEN {r_alive} THEN r.generation + 1
+                                      ELSE GREATEST(r.generation + 1, EXCLUDED.generation) END,
+                    state = 1,
+                    lease_expiry = EXCLUDED.lease_expiry,
+                    expires_at = EXCLUDED.expires_at,
+                    payload = EXCLUDED.payload
+                WHERE NOT {r_binds}
+            RETURNING r.generation INTO o_generation;
+        END IF;
         IF FOUND THEN
             o_reserved := true;
             o_now := v_now;
