@@ -480,3 +480,62 @@ func TestLostRenewalReply(t *testing.T) {
 		}
 	})
 }
+
+// stuckStore's first completion hangs until its context ends, as a write
+// does behind a pool connection that is slow to open.
+type stuckStore struct {
+	store.Store
+	stuck   atomic.Bool
+	waited  atomic.Int64 // how long the hung write waited, in ns
+	writes  atomic.Int64 // completions tried
+	release chan struct{}
+}
+
+func (s *stuckStore) Write(ctx context.Context, rec policy.Record, g store.Guard) error {
+	if rec.State != policy.StateCompleted {
+		return s.Store.Write(ctx, rec, g)
+	}
+	s.writes.Add(1)
+	if s.stuck.CompareAndSwap(false, true) {
+		start := time.Now()
+		select {
+		case <-ctx.Done():
+		case <-s.release: // the test's bound, should the attempt have no deadline
+		}
+		s.waited.Store(int64(time.Since(start)))
+		return &store.Error{Op: "write", Kind: store.ErrUnavailable, Err: ctx.Err()}
+	}
+	return s.Store.Write(ctx, rec, g)
+}
+
+// A completion attempt that hangs gives way to another within a third of
+// the lease, so that the record is written before the lease runs out and
+// no duplicate can take the key over. (An attempt had the whole completion
+// timeout, 10 s by default: under a 2 s lease, serve's load test saw keys
+// execute twice after PostgreSQL's backends were terminated.)
+func TestStuckCompletionRetried(t *testing.T) {
+	st := &stuckStore{Store: memory(t), release: make(chan struct{})}
+	a := newApp(t, st, shortLease, idemhttp.Options{})
+	timer := time.AfterFunc(5*time.Second, func() { close(st.release) })
+	defer timer.Stop()
+	start := time.Now()
+	if w := a.send("acme", "k", firstPayment); w.Code != 201 {
+		t.Fatalf("first request = %d %s, want 201", w.Code, w.Body)
+	}
+	took := time.Since(start)
+	if ev := a.lastEvent(); ev.Outcome != idemhttp.Stored {
+		t.Errorf("event = %v %v, want stored", ev.Outcome, ev.Err)
+	}
+	if got := time.Duration(st.waited.Load()); got > 200*time.Millisecond {
+		t.Errorf("the hung attempt waited %v, want at most a third of the 300ms lease", got)
+	}
+	if n := st.writes.Load(); n != 2 {
+		t.Errorf("%d completion attempts, want 2", n)
+	}
+	if took > 300*time.Millisecond {
+		t.Errorf("the request took %v, more than its 300ms lease", took)
+	}
+	if w := a.send("acme", "k", firstPayment); w.Code != 201 || a.executions("acme", "k") != 1 {
+		t.Errorf("retry = %d, %d executions; want a replay of the one execution", w.Code, a.executions("acme", "k"))
+	}
+}

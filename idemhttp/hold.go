@@ -213,13 +213,26 @@ func (h *holder) finish(build func(res *policy.Record) (policy.Record, error)) (
 	if err != nil {
 		return rec, err
 	}
-	backoff := 20 * time.Millisecond
+	// Retries come often enough for the record to be written within the
+	// lease once the store is back: after the lease, a duplicate may take
+	// the key over and execute again.
+	backoff, maxBackoff := 20*time.Millisecond, min(time.Second, max(h.period/8, 20*time.Millisecond))
 	for {
 		var start time.Time
 		if h.x.timed {
 			start = time.Now()
 		}
-		err := h.m.store.Write(ctx, rec, store.Guard{})
+		// Each attempt has a renewal's time: one stuck behind a connection
+		// that is slow to open gives way to a retry, which may find
+		// another, before the lease runs out.
+		actx, cancel := ctx, context.CancelFunc(nil)
+		if !h.m.local {
+			actx, cancel = context.WithTimeout(ctx, h.period)
+		}
+		err := h.m.store.Write(actx, rec, store.Guard{})
+		if cancel != nil {
+			cancel()
+		}
 		if h.x.timed {
 			h.latency += time.Since(start)
 		}
@@ -238,7 +251,7 @@ func (h *holder) finish(build func(res *policy.Record) (policy.Record, error)) (
 			return rec, err
 		case <-time.After(jitter(backoff)):
 		}
-		backoff = min(2*backoff, time.Second)
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
