@@ -38,7 +38,10 @@ The policy is checked at start (problems are printed as "idemprint lint"
 prints them, and serve exits 2), and so is the store (exit 2 when it does
 not answer). With postgres://, the table idemprint_records and its
 functions are created when missing, ended records are swept every minute,
-and the pool has 32 connections unless the URL sets pool_max_conns.
+and the pool has 32 connections unless the URL sets pool_max_conns, all
+opened at start and kept open unless it sets pool_min_conns (a
+connection opened on demand makes a burst wait, and a completion that
+waits past the lease lets a duplicate execute).
 
 SIGHUP re-reads the policy and swaps it in only when it is valid; SIGTERM
 or SIGINT stops accepting connections, lets the requests under way finish

@@ -70,7 +70,8 @@ func newRedis(client redis.UniversalClient) (store.Store, func(), error) {
 const postgresApp = "idemprint"
 
 // postgresConns is the size of the pool unless the URL sets
-// pool_max_conns.
+// pool_max_conns; unless it sets pool_min_conns, every connection is
+// opened at start and kept.
 const postgresConns = 32
 
 // sweepEvery is how often a PostgreSQL store deletes the rows whose life
@@ -92,6 +93,12 @@ func openPostgres(ctx context.Context, spec string, log *slog.Logger) (store.Sto
 		// proxy's concurrent requests behind a few commits.
 		cfg.MaxConns = postgresConns
 	}
+	if !strings.Contains(spec, "pool_min_conns") {
+		// A pool that connects on demand makes the first burst wait for
+		// new backends, and a completion that waits past its lease lets a
+		// duplicate execute: serve keeps every connection open.
+		cfg.MinConns = cfg.MaxConns
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -104,6 +111,7 @@ func openPostgres(ctx context.Context, spec string, log *slog.Logger) (store.Sto
 		pool.Close()
 		return nil, nil, err
 	}
+	warm(ctx, pool, cfg.MinConns, log)
 	sweepCtx, stop := context.WithCancel(context.Background())
 	swept := make(chan struct{})
 	go func() {
@@ -115,4 +123,27 @@ func openPostgres(ctx context.Context, spec string, log *slog.Logger) (store.Sto
 		<-swept
 		pool.Close()
 	}, nil
+}
+
+// warm opens n of pool's connections before serve takes requests, so that
+// none of them waits for one; pgxpool would open them in the background.
+// A database that refuses some (max_connections) is logged, not fatal:
+// the pool tries again as requests need them.
+func warm(ctx context.Context, pool *pgxpool.Pool, n int32, log *slog.Logger) {
+	conns := make([]*pgxpool.Conn, 0, n)
+	var err error
+	for range n {
+		var c *pgxpool.Conn
+		if c, err = pool.Acquire(ctx); err != nil {
+			break
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	if err != nil && log != nil {
+		log.LogAttrs(ctx, slog.LevelWarn, "sidecar: PostgreSQL opened fewer connections than the pool keeps",
+			slog.Int("open", len(conns)), slog.Int("min", int(n)), slog.Any("error", err))
+	}
 }

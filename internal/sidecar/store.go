@@ -21,7 +21,8 @@ var ErrStoreSpec = errors.New("sidecar: invalid store")
 //
 // or, when cluster lists node addresses, a Redis Cluster (spec must then
 // be "" or "memory", the default). A PostgreSQL store's pool has 32
-// connections unless the URL sets pool_max_conns; its table is created
+// connections unless the URL sets pool_max_conns, all opened before Open
+// returns and kept unless it sets pool_min_conns; its table is created
 // when it is missing, and its ended records are swept every minute (errors
 // go to log, which may be nil). Ping the store ([store.Pinger]) to know
 // that it answers. close stops the sweeping and releases the store's
