@@ -58,7 +58,8 @@ type Options struct {
 	FailOpen bool
 	// CompletionTimeout bounds the writing of a request's record after its
 	// handler returned, retries included; it runs even when the client has
-	// gone. 0 means 10 s.
+	// gone. 0 means 10 s. Each attempt has at most a third of the rule's
+	// lease, so that a stuck one is retried while the lease still runs.
 	CompletionTimeout time.Duration
 	// StoreRetryAfter is the Retry-After, in whole seconds, of the 503
 	// answered when the store fails; 0 means 1.
