@@ -344,13 +344,15 @@ func (lr *loadRun) post(base, key, body string) (answerKind, string) {
 
 // fault is what a fault run did, for the checks.
 type fault struct {
-	name string
-	at   time.Time // when it began
+	name  string
+	at    time.Time // when it began
+	until time.Time // when its action returned: a kill takes effect by then
 	// via, when set, is the only instance whose executions may be
 	// repeated (the killed one).
 	via string
 	// window is how long before at an execution that ended may still have
-	// been cut by the fault (its record or answer not yet written).
+	// been cut by the fault (its record or answer not yet written), and
+	// how long after until one that began may have been.
 	window time.Duration
 	// mustRepeat, when set, selects the executions that must have been
 	// repeated after their lease; the others that overlap the fault may
@@ -370,6 +372,7 @@ func (f *fault) inject(lr *loadRun, do func()) {
 		waitKeys(lr, lr.keys/3)
 		f.at = time.Now()
 		do()
+		f.until = time.Now()
 	}()
 }
 
@@ -408,9 +411,10 @@ func loadReport(t *testing.T, name string, lr *loadRun, led *ledger, took time.D
 			if f.mustRepeat != nil && f.mustRepeat(e1) {
 				must++
 			}
-			// An execution whose answer was lost was cut, even one that began
-			// in the moment between the fault's time and its effect.
-			cut := e1.lost || e1.start.Before(f.at) && e1.end.After(f.at.Add(-f.window))
+			// An execution whose answer was lost was cut, and so was one
+			// that began in the moment between the fault's time and its
+			// effect (a request forwarded by an instance as it was killed).
+			cut := e1.lost || e1.start.Before(f.until.Add(f.window)) && e1.end.After(f.at.Add(-f.window))
 			if !cut || f.via != "" && e1.via != f.via {
 				t.Errorf("%s: executed twice, but its first execution (via %s, %v to %v) was not cut by the fault at %v", key, e1.via, e1.start.Format("15:04:05.000"), e1.end.Format("15:04:05.000"), f.at.Format("15:04:05.000"))
 			}
