@@ -2,8 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"sync"
 	"testing"
 	"time"
@@ -21,13 +19,7 @@ import (
 func TestDuplicatesDoNotLockTheRow(t *testing.T) {
 	pool := testPool(t, "idemprint-pgstore-convoy", 16)
 	ctx := context.Background()
-	var b [8]byte
-	rand.Read(b[:])
-	schema := "idemprint_test_" + hex.EncodeToString(b[:])
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	schema := newSchema(t, pool)
 	table := schema + ".records"
 	s, err := pgstore.New(pool, pgstore.Options{Table: table})
 	if err != nil {

@@ -52,19 +52,8 @@ func testPool(t testing.TB, appName string, maxConns int32) *pgxpool.Pool {
 // for the test and dropped when it ends.
 func newStore(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options) *pgstore.Store {
 	t.Helper()
-	var b [8]byte
-	rand.Read(b[:])
-	schema := "idemprint_test_" + hex.EncodeToString(b[:])
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping the test's schema: %v", err)
-		}
-	})
-	opts.Table = schema + ".records"
+	opts.Table = newSchema(t, pool) + ".records"
 	s, err := pgstore.New(pool, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +62,24 @@ func newStore(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options) *pgstore.S
 		t.Fatalf("CreateTable: %v", err)
 	}
 	return s
+}
+
+// newSchema creates a schema for the test, dropped when it ends, and
+// returns its name.
+func newSchema(t testing.TB, pool *pgxpool.Pool) string {
+	t.Helper()
+	var b [8]byte
+	rand.Read(b[:])
+	schema := "idemprint_test_" + hex.EncodeToString(b[:])
+	if _, err := pool.Exec(context.Background(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("dropping the test's schema: %v", err)
+		}
+	})
+	return schema
 }
 
 func TestConformance(t *testing.T) {
