@@ -23,7 +23,7 @@ func payloadSeeds(t testing.TB) []policy.Record {
 		{},
 		{Tenant: "acme", Key: "k1", Route: "POST /v1/payments", Fingerprint: fp, SpecDigest: "sha256:x", Intent: []byte(`{"a":1}`)},
 		{Tenant: "t\x00\xff", Key: "k", Status: 201, Fingerprint: fp,
-			Header: http.Header{"Content-Type": {"application/json"}, "Link": {"</a>", "</b>"}, "X-E": {""}},
+			Header: policy.HeaderOf(http.Header{"Content-Type": {"application/json"}, "Link": {"</a>", "</b>"}, "X-E": {""}}),
 			Body:   []byte{0, 1, 2, 0xff}},
 	}
 }

@@ -56,8 +56,6 @@ type Record struct {
 	StorageKey string
 	// Generation counts the writes under StorageKey, from 1.
 	Generation uint64
-	// State is the record's state.
-	State State
 	// Tenant and Key are the tenant and the key (its content, unquoted) of
 	// the request that created the record.
 	Tenant, Key string
@@ -66,6 +64,9 @@ type Record struct {
 	// /v1/payments/{}"), or, under a defaults' rule, the method and the
 	// request's path ("POST /v1/orders").
 	Route string
+	// State is the record's state. (It sits beside Fingerprint, whose
+	// bytes leave room for it: a record fills 256 bytes exactly.)
+	State State
 	// Fingerprint is the fingerprint of the request that created the
 	// record, computed under the spec whose digest is SpecDigest.
 	Fingerprint fingerprint.Fingerprint
@@ -82,9 +83,10 @@ type Record struct {
 	// was made. A store may delete a record after ExpiresAt.
 	ExpiresAt time.Time
 	// Status, Header and Body are the stored response of a completed
-	// record.
+	// record. Header holds what the rule stores of the response's header
+	// ([Rule.StoresHeader]).
 	Status int
-	Header http.Header
+	Header Header
 	Body   []byte
 }
 
@@ -486,27 +488,9 @@ func (r *Rule) checkRecord(rec *Record, sk, tenant, key, route string) error {
 // The decision's Reserve and Response share Intent and Body with req and
 // the records; the Response header is a copy.
 func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) (Decision, error) {
-	if req.Tenant == "" {
-		return Decision{}, errNoTenant
-	}
-	t, ok := r.cached(&req)
-	if !ok {
-		key, err := r.parseKey(req.Key)
-		if err != nil {
-			if len(req.Key) == 0 {
-				if !r.keyRequired {
-					return Decision{Action: PassThrough, Reason: ReasonMissingKey}, nil
-				}
-				return r.reject(ReasonMissingKey, "", problemMissingKey(r.keyHeader), 0), nil
-			}
-			return r.reject(ReasonMalformedKey, "", problemMalformedKey(err), 0), nil
-		}
-		if req.Fingerprint.IsZero() {
-			return Decision{}, errNoFingerprint
-		}
-		if t, err = r.targetOf(&req, key); err != nil {
-			return Decision{}, err
-		}
+	t, d, err := r.resolve(&req)
+	if err != nil || d.Action != 0 {
+		return d, err
 	}
 	key, route, pk := t.key, t.route, t.primary
 	if err := r.checkRecord(primary, pk, req.Tenant, key, route); err != nil {
@@ -588,6 +572,47 @@ func (r *Rule) retry(req Request, t *target, reason Reason, rec *Record, atNew b
 	}
 }
 
+// DecideFirst is [Rule.Decide] for a request whose storage keys hold no
+// record, Decide(req, nil, nil, now), with the reservation returned as a
+// value: for Execute, res is the record Decide would give as Reserve, and
+// d.Reserve is nil; for any other decision res is the zero Record. It
+// allocates nothing for a first execution, which is the first step of
+// every request to a store that reserves in one round trip.
+func (r *Rule) DecideFirst(req Request, now time.Time) (d Decision, res Record, err error) {
+	t, d, err := r.resolve(&req)
+	if err != nil || d.Action != 0 {
+		return d, Record{}, err
+	}
+	return Decision{Action: Execute, Reason: ReasonFirst, StorageKey: t.primary}, r.reservation(req, &t, t.primary, 1, now), nil
+}
+
+// resolve returns the target of req, or, when req is decided without its
+// records (a missing or malformed key), that decision, or an error. The
+// decision's Action is 0 when there is a target.
+func (r *Rule) resolve(req *Request) (target, Decision, error) {
+	if req.Tenant == "" {
+		return target{}, Decision{}, errNoTenant
+	}
+	if t, ok := r.cached(req); ok {
+		return t, Decision{}, nil
+	}
+	key, err := r.parseKey(req.Key)
+	if err != nil {
+		if len(req.Key) == 0 {
+			if !r.keyRequired {
+				return target{}, Decision{Action: PassThrough, Reason: ReasonMissingKey}, nil
+			}
+			return target{}, r.reject(ReasonMissingKey, "", problemMissingKey(r.keyHeader), 0), nil
+		}
+		return target{}, r.reject(ReasonMalformedKey, "", problemMalformedKey(err), 0), nil
+	}
+	if req.Fingerprint.IsZero() {
+		return target{}, Decision{}, errNoFingerprint
+	}
+	t, err := r.targetOf(req, key)
+	return t, Decision{}, err
+}
+
 // execute reserves the key (or the new identity, when atNew) for req,
 // replacing prev, the record stored there (nil for none).
 func (r *Rule) execute(req Request, t *target, reason Reason, prev *Record, atNew bool, now time.Time) Decision {
@@ -599,8 +624,16 @@ func (r *Rule) execute(req Request, t *target, reason Reason, prev *Record, atNe
 	if prev != nil {
 		gen = prev.Generation + 1
 	}
-	d.Reserve = &Record{
-		StorageKey:  d.StorageKey,
+	res := r.reservation(req, t, d.StorageKey, gen, now)
+	d.Reserve = &res
+	return d
+}
+
+// reservation returns the in-flight record of req under storageKey, of
+// generation gen, made at now.
+func (r *Rule) reservation(req Request, t *target, storageKey string, gen uint64, now time.Time) Record {
+	res := Record{
+		StorageKey:  storageKey,
 		Generation:  gen,
 		State:       StateInFlight,
 		Tenant:      req.Tenant,
@@ -612,9 +645,9 @@ func (r *Rule) execute(req Request, t *target, reason Reason, prev *Record, atNe
 		ExpiresAt:   now.Add(r.ttl),
 	}
 	if r.storeIntent {
-		d.Reserve.Intent = req.Intent
+		res.Intent = req.Intent
 	}
-	return d
+	return res
 }
 
 // inFlight rejects a request whose key is held by a live reservation.
@@ -641,18 +674,13 @@ func (r *Rule) reject(reason Reason, storageKey string, p *ProblemDetails, retry
 	}
 }
 
-// storedHeader returns the copy of h that Complete stores: without the
+// storedHeader returns the fields of h that Complete stores: without the
 // headers StoresHeader refuses nor those h's Connection header names. It
-// reads h once, and allocates the values of every header at once, like
-// http.Header.Clone, unless a header has more values than the others
-// together.
-func (r *Rule) storedHeader(h http.Header) http.Header {
-	if h == nil {
-		return nil
-	}
+// reads h once and allocates once when every name has one value, the
+// usual case.
+func (r *Rule) storedHeader(h http.Header) Header {
 	var named []string // by Connection, in canonical form
-	out := make(http.Header, len(h))
-	values := make([]string, 0, len(h)) // one value per header, the usual case
+	var out Header
 	for k, vs := range h {
 		if len(k) == len("Connection") && strings.EqualFold(k, "Connection") {
 			for _, v := range vs {
@@ -664,41 +692,41 @@ func (r *Rule) storedHeader(h http.Header) http.Header {
 			}
 			continue // never stored
 		}
-		c := http.CanonicalHeaderKey(k) // no allocation for a name in canonical form
-		if neverStored(c) || len(r.exclude) > 0 && r.exclude[c] {
+		if len(vs) == 0 {
 			continue
 		}
-		if vs == nil {
-			out[k] = nil
-			continue
-		}
-		if len(vs) > cap(values)-len(values) {
-			values = make([]string, 0, max(len(vs), len(h)))
-		}
-		n := len(values)
-		values = append(values, vs...)
-		out[k] = values[n:len(values):len(values)]
-	}
-	if named != nil { // rare: the handler named headers in Connection
-		for k := range out {
-			if slices.Contains(named, http.CanonicalHeaderKey(k)) {
-				delete(out, k)
+		if len(r.exclude) > 0 || mayBeNeverStored(k) {
+			c := http.CanonicalHeaderKey(k) // no allocation for a name in canonical form
+			if neverStored(c) || r.exclude[c] {
+				continue
 			}
 		}
+		if out == nil {
+			out = make(Header, 0, max(len(h), len(vs)))
+		}
+		for _, v := range vs {
+			out = append(out, HeaderField{k, v})
+		}
 	}
+	if named != nil { // rare: the handler named headers in Connection
+		out = slices.DeleteFunc(out, func(f HeaderField) bool {
+			return slices.Contains(named, http.CanonicalHeaderKey(f.Name))
+		})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	out.sort()
 	return out
 }
 
-// replayHeader returns a copy of the stored header with the replay header.
-func (r *Rule) replayHeader(stored http.Header) http.Header {
-	h := stored.Clone()
-	if r.replayName != "" {
-		if h == nil {
-			h = http.Header{}
-		}
-		h[r.replayName] = []string{r.replayValue}
+// replayHeader returns the stored header as a new http.Header, with the
+// replay header.
+func (r *Rule) replayHeader(stored Header) http.Header {
+	if r.replayName == "" {
+		return stored.HTTP()
 	}
-	return h
+	return stored.appendHTTP(1, r.replayName, r.replayValue)
 }
 
 // Complete returns the record that replaces the reservation res once its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,7 +274,7 @@ func TestDecideTable(t *testing.T) {
 											case recCompleted:
 												rec.State = policy.StateCompleted
 												rec.Status = 201
-												rec.Header = http.Header{"Location": {"/v1/payments/pay_1"}}
+												rec.Header = policy.Header{{Name: "Location", Value: "/v1/payments/pay_1"}}
 												rec.Body = []byte(storedBody)
 											}
 										}
@@ -774,7 +775,7 @@ func TestComplete(t *testing.T) {
 			want.Generation = res.Generation + 1
 			want.State = tc.want
 			if tc.want == policy.StateCompleted {
-				want.Status, want.Header, want.Body = tc.status, hdr, []byte(`{"id":1}`)
+				want.Status, want.Header, want.Body = tc.status, policy.HeaderOf(hdr), []byte(`{"id":1}`)
 				want.ExpiresAt = done.Add(time.Hour)
 			} else {
 				want.Intent, want.LeaseExpiry = nil, time.Time{}
@@ -783,7 +784,7 @@ func TestComplete(t *testing.T) {
 				t.Errorf("Complete(%d) mismatch (-want +got):\n%s", tc.status, diff)
 			}
 			hdr.Set("Location", "changed")
-			if tc.want == policy.StateCompleted && got.Header.Get("Location") != "/v1/payments/pay_1" {
+			if tc.want == policy.StateCompleted && !slices.Equal(got.Header.Values("Location"), []string{"/v1/payments/pay_1"}) {
 				t.Errorf("Complete kept the caller's header map instead of a copy")
 			}
 		})
@@ -888,11 +889,14 @@ func TestCompleteStoredHeaders(t *testing.T) {
 		"Content-Type": {"application/json"},
 		"X-Many":       many,
 	}
-	if diff := cmp.Diff(want, got.Header); diff != "" {
+	if diff := cmp.Diff(want, got.Header.HTTP()); diff != "" {
 		t.Errorf("stored header mismatch (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(policy.HeaderOf(want), got.Header); diff != "" {
+		t.Errorf("stored header not in a Header's order (-want +got):\n%s", diff)
+	}
 	resp["Link"][0], many[39] = "changed", "changed"
-	if got.Header["Link"][0] != "</a>; rel=a" || got.Header["X-Many"][39] != "39" {
+	if got.Header.Values("Link")[0] != "</a>; rel=a" || got.Header.Values("X-Many")[39] != "39" {
 		t.Errorf("the stored values share the response's")
 	}
 	for name, stored := range map[string]bool{"location": true, "SET-COOKIE": false, "x-request-id": false, "X-Other": true, "content-length": false, "Connection": false, "X-Hop": true} {
@@ -1344,6 +1348,10 @@ func TestDecideAllocs(t *testing.T) {
 	req := policy.Request{Tenant: "acme", Key: []string{"pay-7f3a"}, Fingerprint: sum(t, rule, `{"a":1}`)}
 	d, _ := rule.Decide(req, nil, nil, now)
 	done, _ := rule.Complete(d.Reserve, policy.Response{Status: 201, Header: http.Header{"Location": {"/v1/payments/pay_1"}}, Body: []byte(`{}`)}, now)
+	cached, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {"pay-7f3a"}}, Body: []byte(`{"a":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		budget float64
@@ -1351,11 +1359,87 @@ func TestDecideAllocs(t *testing.T) {
 	}{
 		{"StorageKeys", 1, func() { rule.StorageKeys(req) }},                      // the key string
 		{"Decide/Execute", 3, func() { rule.Decide(req, nil, nil, now) }},         // the key, the reservation
+		{"DecideFirst", 1, func() { rule.DecideFirst(req, now) }},                 // the key
+		{"DecideFirst/Cached", 0, func() { rule.DecideFirst(cached, now) }},       // NewRequest's target
 		{"Decide/Replay", 5, func() { rule.Decide(req, &done, nil, now) }},        // the key, the header copy
 		{"Decide/InFlight", 12, func() { rule.Decide(req, d.Reserve, nil, now) }}, // the problem and its body
 	} {
 		if got := testing.AllocsPerRun(100, tc.f); got > tc.budget {
 			t.Errorf("%s allocates %v times, budget %v", tc.name, got, tc.budget)
+		}
+	}
+}
+
+// TestDecideFirst holds DecideFirst to Decide with no records, whatever the
+// request: the same decision, error and reservation, given as a value.
+func TestDecideFirst(t *testing.T) {
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	for _, src := range []string{
+		`{"rules": [{"route": "POST /v1/payments"}]}`,
+		`{"rules": [{"route": "POST /v1/payments", "key": {"required": false}, "on_mismatch": "new"}]}`,
+		`{"rules": [{"route": "POST /v1/payments", "store_intent": true}]}`,
+		`{"rules": [{"route": "POST /v1/payments", "key": {"syntax": "uuid"}}]}`,
+	} {
+		rule := mustRule(t, src)
+		fp := sum(t, rule, `{"a":1}`)
+		fromNew, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {"k-1"}}, Body: []byte(`{"a":1}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			req  policy.Request
+		}{
+			{"First", policy.Request{Tenant: "acme", Key: []string{"k-1"}, Fingerprint: fp, Intent: []byte(`{"a":1}`)}},
+			{"NewRequest", fromNew},
+			{"UUID", policy.Request{Tenant: "acme", Key: []string{"0b9c8f4e-3c1a-4d2b-9f7e-6a5b4c3d2e1f"}, Fingerprint: fp}},
+			{"NoTenant", policy.Request{Key: []string{"k-1"}, Fingerprint: fp}},
+			{"MissingKey", policy.Request{Tenant: "acme", Fingerprint: fp}},
+			{"MalformedKey", policy.Request{Tenant: "acme", Key: []string{"a", "b"}, Fingerprint: fp}},
+			{"NoFingerprint", policy.Request{Tenant: "acme", Key: []string{"k-1"}}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				want, wantErr := rule.Decide(tc.req, nil, nil, now)
+				got, res, err := rule.DecideFirst(tc.req, now)
+				if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+					t.Fatalf("%s: error %v, want %v", src, err, wantErr)
+				}
+				var wantRes policy.Record
+				if want.Reserve != nil {
+					wantRes, want.Reserve = *want.Reserve, nil
+				}
+				if diff := cmp.Diff(want, got, fpEqual); diff != "" {
+					t.Errorf("%s: decision mismatch (-Decide +DecideFirst):\n%s", src, diff)
+				}
+				if diff := cmp.Diff(wantRes, res, fpEqual); diff != "" {
+					t.Errorf("%s: reservation mismatch (-Decide +DecideFirst):\n%s", src, diff)
+				}
+			})
+		}
+	}
+}
+
+// TestCompleteNeverStored checks every header StoresHeader's documentation
+// says is never stored, in three spellings, one response each: none is kept.
+func TestCompleteNeverStored(t *testing.T) {
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	rule := mustRule(t, `{"rules": [{"route": "POST /v1/payments"}]}`)
+	req := policy.Request{Tenant: "acme", Key: []string{"k"}, Fingerprint: sum(t, rule, `{"a":1}`)}
+	d, _ := rule.Decide(req, nil, nil, now)
+	for _, name := range []string{"Set-Cookie", "Set-Cookie2", "Authorization", "Proxy-Authorization",
+		"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length"} {
+		for _, spelling := range []string{name, strings.ToLower(name), strings.ToUpper(name)} {
+			resp := http.Header{spelling: {"x"}, "X-Kept": {"1"}}
+			got, err := rule.Complete(d.Reserve, policy.Response{Status: 201, Header: resp}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := (policy.Header{{Name: "X-Kept", Value: "1"}}); !cmp.Equal(want, got.Header) {
+				t.Errorf("%s: stored %q, want %q", spelling, got.Header, want)
+			}
+			if rule.StoresHeader(spelling) {
+				t.Errorf("StoresHeader(%q) = true", spelling)
+			}
 		}
 	}
 }

@@ -175,6 +175,26 @@ func ExampleRule_Decide() {
 	// a retried: reject 409 Retry-After: 29
 }
 
+// A store that reserves in one step (insert when nothing binds the key)
+// starts with DecideFirst: it gives the reservation as a value, or answers
+// what needs no record.
+func ExampleRule_DecideFirst() {
+	rule, _ := mustParseExample(`{"rules": [{"route": "POST /v1/payments"}]}`).Match("POST", "/v1/payments")
+	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
+	for _, key := range []string{"pay-7f3a", ""} {
+		h := http.Header{}
+		if key != "" {
+			h.Set("Idempotency-Key", key)
+		}
+		req, _ := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: h, Body: []byte(`{"amountCents":1000}`)})
+		d, res, _ := rule.DecideFirst(req, now)
+		fmt.Println(d.Action, d.Reason, d.Response.Status, res.State, res.Generation, res.StorageKey != "")
+	}
+	// Output:
+	// execute first 0 in-flight 1 true
+	// reject missing-key 400 none 0 false
+}
+
 // Only cached statuses are stored; any other releases the reservation, so a
 // retry executes again.
 func ExampleRule_Complete() {

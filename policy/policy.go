@@ -207,11 +207,28 @@ func (r *Rule) StoresHeader(name string) bool {
 // credentials), to one connection (hop-by-hop, RFC 9110 §7.6.1), or to one
 // encoding of the body (Content-Length, which the replay computes again).
 func neverStored(name string) bool {
-	switch name {
-	case "Set-Cookie", "Set-Cookie2", "Authorization", "Proxy-Authorization",
-		"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-		"Content-Length":
-		return true
+	return mayBeNeverStored(name) && slices.Contains(neverStoredNames[:], name)
+}
+
+// neverStoredNames are the names neverStored refuses, in canonical form.
+var neverStoredNames = [...]string{
+	"Set-Cookie", "Set-Cookie2", "Authorization", "Proxy-Authorization",
+	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+	"Content-Length",
+}
+
+// neverStoredLens has bit n%64 set when a name of neverStoredNames is n
+// bytes long.
+var neverStoredLens = func() (m uint64) {
+	for _, name := range neverStoredNames {
+		m |= 1 << (len(name) % 64)
 	}
-	return false
+	return m
+}()
+
+// mayBeNeverStored reports whether a header name, in any spelling, may be
+// one neverStored refuses: false tells, without putting the name in
+// canonical form, that it is not.
+func mayBeNeverStored(name string) bool {
+	return neverStoredLens&(1<<(len(name)%64)) != 0
 }

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"net/http"
 	"strings"
 	"time"
 )
@@ -76,7 +75,7 @@ func (r *Rule) CompleteWithoutResponse(res *Record, status int, size int64, now 
 	next.Generation++
 	next.State = StateCompleted
 	next.Status = p.Status
-	next.Header = http.Header{"Content-Type": {"application/problem+json"}}
+	next.Header = Header{{"Content-Type", "application/problem+json"}}
 	next.Body = p.AppendJSON(nil)
 	next.ExpiresAt = now.Add(r.ttl)
 	return next, nil

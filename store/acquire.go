@@ -13,7 +13,8 @@ type Claim struct {
 	// Decision is the engine's decision for the request. For Execute and
 	// ExecuteAsNew the request holds a reservation, Record, and runs;
 	// for Replay and Reject, answer Decision.Response; for PassThrough,
-	// run without idempotency.
+	// run without idempotency. Its Reserve is always nil: Record is the
+	// reservation, as the store wrote it.
 	Decision policy.Decision
 	// Record is the reservation the request holds when it executes, as
 	// stored: complete, renew or release it with the rule and [Store.Write].
@@ -60,10 +61,10 @@ const maxAttempts = 8
 // The error is the store's ([*Error]) or the engine's (a request without
 // tenant, or a record that contradicts its storage key).
 func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request) (Claim, error) {
-	// Without records, Decide answers what needs no store (a missing or
-	// malformed key) and otherwise gives the reservation to make; the
+	// Without records, the engine answers what needs no store (a missing
+	// or malformed key) and otherwise gives the reservation to make; the
 	// store sets its generation and times.
-	d, err := rule.Decide(req, nil, nil, time.Time{})
+	d, first, err := rule.DecideFirst(req, time.Time{})
 	if err != nil || d.Action != policy.Execute {
 		return Claim{Decision: d}, err
 	}
@@ -71,7 +72,7 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 	if err != nil {
 		return Claim{}, err
 	}
-	res := Reservation{Record: *d.Reserve, Lease: rule.Lease(), TTL: rule.TTL(), NewIdentity: nk}
+	res := Reservation{Record: first, Lease: rule.Lease(), TTL: rule.TTL(), NewIdentity: nk}
 	var c Claim
 	for range maxAttempts {
 		out, err := s.Reserve(ctx, res)
@@ -84,8 +85,7 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 			c.at = time.Now()
 		}
 		if out.Reserved {
-			*d.Reserve = out.Record // the store's generation and times
-			c.Decision, c.Record = d, out.Record
+			c.Decision, c.Record = d, out.Record // the store's generation and times
 			return c, nil
 		}
 		d2, err := rule.Decide(req, out.Primary, out.NewIdentity, out.Now)
@@ -100,6 +100,7 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 		c.Calls++
 		if err == nil {
 			c.Decision, c.Record = d2, *d2.Reserve
+			c.Decision.Reserve = nil
 			return c, nil
 		}
 		if !errors.Is(err, ErrConflict) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"net/http"
 	"slices"
 	"time"
 
@@ -11,7 +10,8 @@ import (
 
 // Equal reports whether two records are the same as a store keeps them:
 // every field equal, times to the microsecond, a nil and an empty intent
-// told apart (nil means none is kept), header values compared one by one.
+// told apart (nil means none is kept), header fields compared one by one in a
+// [policy.Header]'s order.
 // A holder uses it to recognize its own write after a reply was lost.
 func Equal(a, b *policy.Record) bool {
 	return a.StorageKey == b.StorageKey && a.Generation == b.Generation && a.State == b.State &&
@@ -24,22 +24,7 @@ func Equal(a, b *policy.Record) bool {
 
 func sameTime(a, b time.Time) bool { return storeTime(a).Equal(storeTime(b)) }
 
-// sameHeader compares two headers, ignoring names without values.
-func sameHeader(a, b http.Header) bool {
-	n := 0
-	for k, v := range b {
-		if len(v) == 0 {
-			continue
-		}
-		n++
-		if !slices.Equal(a[k], v) {
-			return false
-		}
-	}
-	for _, v := range a {
-		if len(v) == 0 {
-			n++
-		}
-	}
-	return n == len(a)
+// sameHeader compares two headers field by field, in a Header's order.
+func sameHeader(a, b policy.Header) bool {
+	return len(a) == len(b) && slices.Equal(a.Sorted(), b.Sorted())
 }

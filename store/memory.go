@@ -61,9 +61,9 @@ type shard struct {
 
 // chunkSize is the number of entries allocated at once: a new record
 // costs no allocation of its own, and the store's memory holds few
-// objects for the garbage collector to visit. 30 entries fill an 8 KiB
+// objects for the garbage collector to visit. 29 entries fill an 8 KiB
 // size class of the allocator (TestChunkSize holds it so).
-const chunkSize = 30
+const chunkSize = 29
 
 // entry is one stored record. The record is written in place, under the
 // shard's lock; callers get copies.

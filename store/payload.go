@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"net/http"
-	"slices"
 
 	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/policy"
@@ -23,7 +21,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // but StorageKey, Generation, State, LeaseExpiry and ExpiresAt, which a
 // backend keeps beside the payload, where it can judge them (see the
 // package documentation for the layout). The encoding is binary-safe and
-// deterministic: header names are sorted, each value is kept on its own.
+// deterministic: header names are sorted (a header out of a
+// [policy.Header]'s order is sorted first), each value is kept on its own.
 func AppendPayload(dst []byte, rec *policy.Record) []byte {
 	start := len(dst)
 	dst = append(dst, PayloadVersion)
@@ -39,21 +38,25 @@ func AppendPayload(dst []byte, rec *policy.Record) []byte {
 		dst = append(dst, rec.Intent...)
 	}
 	dst = binary.AppendUvarint(dst, uint64(rec.Status))
-	names := make([]string, 0, len(rec.Header))
-	for name, values := range rec.Header {
-		if len(values) > 0 {
-			names = append(names, name)
+	h := rec.Header.Sorted() // a header built by hand may be out of order
+	names := 0
+	for i := range h {
+		if i == 0 || h[i].Name != h[i-1].Name {
+			names++
 		}
 	}
-	slices.Sort(names)
-	dst = binary.AppendUvarint(dst, uint64(len(names)))
-	for _, name := range names {
-		values := rec.Header[name]
-		dst = appendString(dst, name)
-		dst = binary.AppendUvarint(dst, uint64(len(values)))
-		for _, v := range values {
-			dst = appendString(dst, v)
+	dst = binary.AppendUvarint(dst, uint64(names))
+	for i := 0; i < len(h); {
+		j := i + 1
+		for j < len(h) && h[j].Name == h[i].Name {
+			j++
 		}
+		dst = appendString(dst, h[i].Name)
+		dst = binary.AppendUvarint(dst, uint64(j-i))
+		for _, f := range h[i:j] {
+			dst = appendString(dst, f.Value)
+		}
+		i = j
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(rec.Body)))
 	dst = append(dst, rec.Body...)
@@ -111,7 +114,6 @@ func DecodePayload(rec *policy.Record, b []byte) error {
 	}
 	out.Status = int(status)
 	if n := d.count(); n > 0 {
-		out.Header = make(http.Header, n)
 		prev := ""
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			name := d.string()
@@ -119,14 +121,13 @@ func DecodePayload(rec *policy.Record, b []byte) error {
 				d.fail("header names out of order")
 			}
 			prev = name
-			values := make([]string, d.count())
-			if len(values) == 0 {
+			values := d.count()
+			if values == 0 {
 				d.fail("header %q without values", name)
 			}
-			for j := range values {
-				values[j] = d.string()
+			for k := uint64(0); k < values && d.err == nil; k++ {
+				out.Header = append(out.Header, policy.HeaderField{Name: name, Value: d.string()})
 			}
-			out.Header[name] = values
 		}
 	}
 	out.Body = d.bytes(d.uvarint())

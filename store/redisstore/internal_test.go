@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -315,9 +314,9 @@ func TestAppendOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	many := http.Header{}
+	var many policy.Header
 	for i := range 300 {
-		many[strconv.Itoa(i)] = []string{"", "v"}
+		many = append(many, policy.HeaderField{Name: strconv.Itoa(i), Value: ""}, policy.HeaderField{Name: strconv.Itoa(i), Value: "v"})
 	}
 	for _, rec := range []*policy.Record{
 		{},

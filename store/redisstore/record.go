@@ -46,11 +46,8 @@ func appendPayload(rec *policy.Record) []byte {
 // for the version, the fingerprint's text and the checksum.
 func payloadBound(rec *policy.Record) int {
 	n := 256 + len(rec.Tenant) + len(rec.Key) + len(rec.Route) + len(rec.SpecDigest) + len(rec.Intent) + len(rec.Body)
-	for name, values := range rec.Header {
-		n += 20 + len(name)
-		for _, v := range values {
-			n += 10 + len(v)
-		}
+	for _, f := range rec.Header {
+		n += 20 + len(f.Name) + len(f.Value)
 	}
 	return n
 }

@@ -3,7 +3,6 @@ package storetest
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -74,23 +73,25 @@ func sameTime(a, b time.Time) bool {
 	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
 }
 
-func headerDiff(want, got http.Header) string {
+// headerDiff describes how two headers differ, name by name, in a
+// [policy.Header]'s order.
+func headerDiff(want, got policy.Header) string {
+	w, g := want.HTTP(), got.HTTP()
 	var out []string
 	names := map[string]bool{}
-	for k, v := range want {
-		if len(v) > 0 {
-			names[k] = true
-		}
+	for k := range w {
+		names[k] = true
 	}
-	for k, v := range got {
-		if len(v) > 0 {
-			names[k] = true
-		}
+	for k := range g {
+		names[k] = true
 	}
 	for k := range names {
-		if !slices.Equal(want[k], got[k]) {
-			out = append(out, fmt.Sprintf("%s: want %q, got %q", k, want[k], got[k]))
+		if !slices.Equal(w[k], g[k]) {
+			out = append(out, fmt.Sprintf("%s: want %q, got %q", k, w[k], g[k]))
 		}
+	}
+	if out == nil && !slices.Equal(want.Sorted(), got.Sorted()) {
+		out = append(out, fmt.Sprintf("want %q, got %q", want, got)) // names in another order
 	}
 	slices.Sort(out)
 	return strings.Join(out, "; ")

@@ -20,6 +20,7 @@ var (
 	_ = register("Data/Binary", testBinary)
 	_ = register("Data/LargeBody", testLargeBody)
 	_ = register("Data/MultiValuedHeaders", testMultiValued)
+	_ = register("Data/HeaderOutOfOrder", testHeaderOutOfOrder)
 	_ = register("Data/Intent", testIntent)
 	_ = register("Context/Canceled", testCanceled)
 	_ = register("Context/Deadline", testDeadline)
@@ -181,6 +182,28 @@ func testMultiValued(t *testing.T, f *fixture) {
 	}
 }
 
+// A record whose header was built by hand out of a policy.Header's order
+// is kept whole and read back equal, name by name; writing it again, as
+// after a lost reply, is taken as the write that happened.
+func testHeaderOutOfOrder(t *testing.T, f *fixture) {
+	req := f.request(f.pay, "acme", "k1", 10)
+	first := f.reserve(f.pay, req)
+	done, err := f.pay.Complete(&first.Record, policy.Response{Status: 201, Body: []byte("{}")}, first.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done.Header = policy.Header{{Name: "X-B", Value: "2"}, {Name: "Location", Value: "/p/1"}, {Name: "X-B", Value: "1"}}
+	f.write(done, store.Guard{})
+	got := f.read(done.StorageKey)
+	if d := diff(&done, got); d != "" {
+		t.Errorf("a header out of order read back differently:%s", d)
+	}
+	if got != nil && !store.Equal(&done, got) {
+		t.Errorf("store.Equal tells the record from its copy read back: %q and %q", done.Header, got.Header)
+	}
+	f.write(done, store.Guard{}) // the same write again
+}
+
 // A rule that stores intent keeps the projection with the reservation,
 // and a mismatch names the differing field from it.
 func testIntent(t *testing.T, f *fixture) {
@@ -288,6 +311,9 @@ func testAcquireRoundTrips(t *testing.T, f *fixture) {
 	first := acquire(req)
 	if first.Decision.Action != policy.Execute || first.Calls != 1 {
 		t.Errorf("first request = %v in %d calls, want execute in 1", first.Decision.Action, first.Calls)
+	}
+	if first.Decision.Reserve != nil { // Record is the reservation
+		t.Errorf("a first execution's claim has a Decision.Reserve")
 	}
 	if c := acquire(req); c.Now.Before(first.Record.LeaseExpiry) && (c.Calls != 1 || c.Decision.Action != policy.Reject) {
 		t.Errorf("retry in flight = %v in %d calls, want reject in 1", c.Decision.Action, c.Calls)

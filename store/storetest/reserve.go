@@ -134,6 +134,9 @@ func testNewIdentityBinds(t *testing.T, f *fixture) {
 	if c.Decision.Action != policy.ExecuteAsNew {
 		t.Fatalf("a mismatch under on_mismatch new = %v, want execute-as-new", c.Decision.Action)
 	}
+	if c.Decision.Reserve != nil || c.Record.StorageKey == "" {
+		t.Errorf("a new identity's claim: Decision.Reserve %v, Record under %q; want nil and the record", c.Decision.Reserve, c.Record.StorageKey)
+	}
 	// The primary record goes away (an operator deletes it); b's retry
 	// must still find b's own record and not take the primary key.
 	pk, nk := f.keys(f.newRule, b)

@@ -31,6 +31,9 @@ func testFencing(t *testing.T, f *fixture) {
 	if c.Decision.Action != policy.Execute {
 		t.Fatalf("a retry after the lease lapsed = %v %v, want a takeover (execute)", c.Decision.Action, c.Decision.Reason)
 	}
+	if c.Decision.Reserve != nil { // Record is the reservation
+		t.Errorf("a takeover's claim has a Decision.Reserve")
+	}
 	if c.Now.Before(first.Record.ExpiresAt) && c.Record.Generation != first.Record.Generation+1 {
 		t.Errorf("the takeover has generation %d, want %d", c.Record.Generation, first.Record.Generation+1)
 	}
