@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/idemhttp"
@@ -45,13 +47,14 @@ var paymentHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Reques
 	w.Write([]byte(`{"id":"pay_1","status":"succeeded"}`))
 })
 
-// BenchmarkMiddleware measures what the idemhttp middleware adds to a
-// request of the payment body, with the memory store: "bare" is the
-// handler alone, "execute" a first request (a new key each time: reserve,
-// run, complete), "replay" a retry answered from its record, and "sum"
-// fingerprint.Sum of the same body under the same intent, the yardstick of
-// the middleware's added cost.
-func BenchmarkMiddleware(b *testing.B) {
+// middlewareSetup is what the middleware benchmarks serve: the payment
+// body of the corpus and the policy governing it.
+type middlewareSetup struct {
+	body []byte
+	pol  *policy.Policy
+}
+
+func newMiddlewareSetup(b *testing.B) middlewareSetup {
 	var body []byte
 	for _, c := range corpusCases {
 		if c.name == "payment_small" {
@@ -62,60 +65,175 @@ func BenchmarkMiddleware(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	newHandler := func(b *testing.B) http.Handler {
-		// Keys are never reused: room for more than any run makes.
-		st, err := store.NewMemory(store.MemoryOptions{MaxRecords: 1 << 26})
-		if err != nil {
-			b.Fatal(err)
-		}
-		mw, err := idemhttp.New(pol, st, idemhttp.Options{SingleTenant: "acme", Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return mw.Wrap(paymentHandler)
+	return middlewareSetup{body: body, pol: pol}
+}
+
+// handler returns the payment handler behind the middleware, with a new
+// memory store.
+func (s middlewareSetup) handler(b *testing.B) http.Handler {
+	// Keys are never reused: room for more than any run makes.
+	st, err := store.NewMemory(store.MemoryOptions{MaxRecords: 1 << 26})
+	if err != nil {
+		b.Fatal(err)
 	}
+	mw, err := idemhttp.New(s.pol, st, idemhttp.Options{SingleTenant: "acme", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mw.Wrap(paymentHandler)
+}
+
+// sum returns fingerprint.Sum of the body under the rule's intent, the
+// yardstick of the middleware's added cost.
+func (s middlewareSetup) sum(b *testing.B) func() {
+	rule, _ := s.pol.Match("POST", "/v1/payments")
+	f := rule.Fingerprinter()
+	return func() {
+		var err error
+		if fingerprintSink, err = f.Sum(fingerprint.Request{Method: "POST", Path: "/v1/payments", Body: s.body}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// requester serves the payment request again and again, reusing its
+// request and writer so that the loop's own work stays small and equal
+// with and without the middleware.
+type requester struct {
+	r      *http.Request
+	w      *discardWriter
+	src    *strings.Reader
+	keys   []string
+	text   string
+	size   int64
+	newKey bool
+	i, n   int
+}
+
+// newRequester returns a requester of body; with newKey, each request
+// carries a new key.
+func newRequester(body []byte, newKey bool) *requester {
+	q := &requester{
+		r:      httptest.NewRequest("POST", "/v1/payments", nil),
+		w:      &discardWriter{h: http.Header{}},
+		src:    strings.NewReader(""),
+		text:   string(body), // once: the loop's allocations would make the collector run for them
+		size:   int64(len(body)),
+		newKey: newKey,
+	}
+	q.r.Header.Set("Idempotency-Key", "key-0")
+	q.keys = q.r.Header["Idempotency-Key"]
+	return q
+}
+
+// serve sends one request to h.
+func (q *requester) serve(h http.Handler) {
+	if q.newKey {
+		q.i++
+		q.keys[0] = "key-" + strconv.Itoa(q.i)
+	}
+	q.src.Reset(q.text)
+	q.r.Body = io.NopCloser(q.src)
+	q.r.ContentLength = q.size
+	clear(q.w.h)
+	h.ServeHTTP(q.w, q.r)
+	q.n++
+}
+
+// check fails b unless every request was answered 201.
+func (q *requester) check(b *testing.B) {
+	if q.w.created != q.n {
+		b.Fatalf("%d of %d requests were answered 201", q.w.created, q.n)
+	}
+}
+
+// BenchmarkMiddleware measures what the idemhttp middleware adds to a
+// request of the payment body, with the memory store: "bare" is the
+// handler alone, "execute" a first request (a new key each time: reserve,
+// run, complete), "replay" a retry answered from its record, and "sum"
+// fingerprint.Sum of the same body under the same intent, the yardstick of
+// the middleware's added cost.
+func BenchmarkMiddleware(b *testing.B) {
+	s := newMiddlewareSetup(b)
 	run := func(b *testing.B, h http.Handler, newKey bool) {
-		src := strings.NewReader("")
-		r := httptest.NewRequest("POST", "/v1/payments", nil)
-		r.Header.Set("Idempotency-Key", "key-0")
-		w := &discardWriter{h: http.Header{}}
-		keys := r.Header["Idempotency-Key"]
-		text := string(body) // once: the loop's allocations would make the collector run for them
-		b.SetBytes(int64(len(body)))
+		q := newRequester(s.body, newKey)
+		b.SetBytes(q.size)
 		b.ReportAllocs()
-		i, n := 0, 0
 		for b.Loop() {
-			if newKey {
-				i++
-				keys[0] = "key-" + strconv.Itoa(i)
-			}
-			src.Reset(text)
-			r.Body = io.NopCloser(src)
-			r.ContentLength = int64(len(body))
-			clear(w.h)
-			h.ServeHTTP(w, r)
-			n++
+			q.serve(h)
 		}
-		if w.created != n {
-			b.Fatalf("%d of %d requests were answered 201", w.created, n)
-		}
+		q.check(b)
 	}
 	// bare takes a new key each time too, so that the loop's own work is
 	// the same as execute's and only the middleware's is left in the
 	// difference.
 	b.Run("payment_small/bare", func(b *testing.B) { run(b, paymentHandler, true) })
-	b.Run("payment_small/execute", func(b *testing.B) { run(b, newHandler(b), true) })
-	b.Run("payment_small/replay", func(b *testing.B) { run(b, newHandler(b), false) })
+	b.Run("payment_small/execute", func(b *testing.B) { run(b, s.handler(b), true) })
+	b.Run("payment_small/replay", func(b *testing.B) { run(b, s.handler(b), false) })
 	b.Run("payment_small/sum", func(b *testing.B) {
-		rule, _ := pol.Match("POST", "/v1/payments")
-		f := rule.Fingerprinter()
-		b.SetBytes(int64(len(body)))
+		sum := s.sum(b)
+		b.SetBytes(int64(len(s.body)))
 		b.ReportAllocs()
 		for b.Loop() {
-			var err error
-			if fingerprintSink, err = f.Sum(fingerprint.Request{Method: "POST", Path: "/v1/payments", Body: body}); err != nil {
-				b.Fatal(err)
-			}
+			sum()
 		}
 	})
+}
+
+// interleavedBlock is how many requests (or sums) one block of
+// BenchmarkMiddlewareInterleaved times: some milliseconds, so that the
+// clock's granularity and a block's first, cold iterations do not count.
+const interleavedBlock = 1000
+
+// BenchmarkMiddlewareInterleaved measures the ratios of BenchmarkMiddleware
+// where the machine's speed drifts: on a shared host the same code can run
+// a third slower for seconds at a time, and the sub-benchmarks of
+// BenchmarkMiddleware, a second apart, can fall in different spells. Each
+// round times one block each of bare requests, first executions, replays
+// and sums, in an order that turns round by round, and computes the
+// round's ratios from blocks a few milliseconds apart; the metrics are
+// their medians over the rounds: execute-x-sum is the added cost of a
+// first execution ÷ fingerprint.Sum, replay-x-sum that of a replay.
+// ns/op is one round.
+func BenchmarkMiddlewareInterleaved(b *testing.B) {
+	s := newMiddlewareSetup(b)
+	bare, exec, replay := newRequester(s.body, true), newRequester(s.body, true), newRequester(s.body, false)
+	execH, replayH, sum := s.handler(b), s.handler(b), s.sum(b)
+	blocks := []func(){
+		func() { bare.serve(paymentHandler) },
+		func() { exec.serve(execH) },
+		func() { replay.serve(replayH) },
+		sum,
+	}
+	var execRatios, replayRatios []float64
+	var took [4]time.Duration
+	round := 0
+	for b.Loop() {
+		for k := range blocks {
+			i := (k + round) % len(blocks)
+			start := time.Now()
+			for range interleavedBlock {
+				blocks[i]()
+			}
+			took[i] = time.Since(start)
+		}
+		round++
+		execRatios = append(execRatios, float64(took[1]-took[0])/float64(took[3]))
+		replayRatios = append(replayRatios, float64(took[2]-took[0])/float64(took[3]))
+	}
+	bare.check(b)
+	exec.check(b)
+	replay.check(b)
+	b.ReportMetric(median(execRatios), "execute-x-sum")
+	b.ReportMetric(median(replayRatios), "replay-x-sum")
+}
+
+// median returns the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
