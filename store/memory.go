@@ -56,7 +56,12 @@ type shard struct {
 	used  int32   // slots ever handed out, free ones included
 	free  []int32 // slots of removed entries, for reuse
 	byEnd endHeap
-	_     [64]byte // keep shards' locks on separate cache lines
+	// top is at least the end of every entry in byEnd, so that an entry
+	// ending at or after it joins the heap without a comparison: with
+	// one TTL, ends grow with time and a push reads no parent, a cache
+	// miss in a heap of many records.
+	top int64
+	_   [64]byte // keep shards' locks on separate cache lines
 }
 
 // chunkSize is the number of entries allocated at once: a new record
@@ -448,7 +453,13 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 	}
 	if end := e.end; e.set(rec) != end {
 		sh.byEnd[e.pos].end = e.end
-		sh.byEnd.fix(sh, int(e.pos))
+		if e.end > end {
+			// A later end only sinks: its parent needs no reading.
+			sh.top = max(sh.top, e.end)
+			sh.byEnd.down(sh, int(e.pos))
+		} else {
+			sh.byEnd.up(sh, int(e.pos))
+		}
 	}
 	return e
 }
@@ -527,6 +538,10 @@ func (h endHeap) swap(sh *shard, i, j int) {
 func (h *endHeap) push(sh *shard, it heapItem) {
 	*h = append(*h, it)
 	sh.entry(it.slot).pos = int32(len(*h) - 1)
+	if it.end >= sh.top {
+		sh.top = it.end // no end in the heap is later: it stays a leaf
+		return
+	}
 	h.up(sh, len(*h)-1)
 }
 

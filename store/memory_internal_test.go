@@ -65,25 +65,53 @@ func checkShards(t *testing.T, m *Memory) {
 }
 
 // Random reservations, completions, releases, deletions, purges and
-// sweeps keep the shards' slots, index and heap consistent.
+// sweeps keep the shards' slots, index and heap consistent: with one TTL
+// and a clock that only moves on, where ends mostly grow and a new record
+// joins the heap as a leaf, and with two TTLs and a clock that steps back
+// now and then, where a new record's end may come before others'.
 func TestMemoryLayout(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy string
+		back   bool // the clock sometimes steps back
+	}{
+		{"OneTTL", `{"defaults": {"ttl": "1h", "lease": "10s"}, "rules": [{"route": "POST /pay"}]}`, false},
+		{"TwoTTLsClockBack", `{"defaults": {"ttl": "1h", "lease": "10s"}, "rules": [{"route": "POST /pay"}, {"route": "POST /refund", "ttl": "5m", "lease": "20s"}]}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testMemoryLayout(t, tc.policy, tc.back) })
+	}
+}
+
+func testMemoryLayout(t *testing.T, policyJSON string, back bool) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	m, err := NewMemory(MemoryOptions{Shards: 2, MaxRecords: 200, Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policy.Parse([]byte(`{"defaults": {"ttl": "1h", "lease": "10s"}, "rules": [{"route": "POST /pay"}]}`))
+	pol, err := policy.Parse([]byte(policyJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule, _ := pol.Match("POST", "/pay")
+	var rules []*policy.Rule
+	var paths []string
+	for _, path := range []string{"/pay", "/refund"} {
+		if rule, ok := pol.Match("POST", path); ok && (len(rules) == 0 || rule != rules[0]) {
+			rules, paths = append(rules, rule), append(paths, path)
+		}
+	}
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	var held []Claim
+	type held struct {
+		rule  *policy.Rule
+		claim Claim
+	}
+	var holding []held
 	for i := range 5000 {
 		tenant := "t" + strconv.Itoa(rng.IntN(3))
+		r := rng.IntN(len(rules))
+		rule := rules[r]
 		req, err := rule.NewRequest(tenant, fingerprint.Request{
-			Method: "POST", Path: "/pay", Body: []byte(`{"amount":1}`),
+			Method: "POST", Path: paths[r], Body: []byte(`{"amount":1}`),
 			Header: http.Header{"Idempotency-Key": {"k" + strconv.Itoa(rng.IntN(400))}},
 		})
 		if err != nil {
@@ -93,17 +121,17 @@ func TestMemoryLayout(t *testing.T) {
 		case op < 5:
 			c, err := Acquire(ctx, m, rule, req)
 			if err == nil && (c.Decision.Action == policy.Execute || c.Decision.Action == policy.ExecuteAsNew) {
-				held = append(held, c)
+				holding = append(holding, held{rule, c})
 			}
-		case op < 8 && len(held) > 0:
-			j := rng.IntN(len(held))
-			c := held[j]
-			held = append(held[:j], held[j+1:]...)
+		case op < 8 && len(holding) > 0:
+			j := rng.IntN(len(holding))
+			h := holding[j]
+			holding = append(holding[:j], holding[j+1:]...)
 			var rec policy.Record
 			if op == 5 {
-				rec, err = rule.Release(&c.Record)
+				rec, err = h.rule.Release(&h.claim.Record)
 			} else {
-				rec, err = rule.Complete(&c.Record, policy.Response{Status: 201, Header: http.Header{"A": {"b"}}, Body: []byte("{}")}, now)
+				rec, err = h.rule.Complete(&h.claim.Record, policy.Response{Status: 201, Header: http.Header{"A": {"b"}}, Body: []byte("{}")}, now)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -117,12 +145,50 @@ func TestMemoryLayout(t *testing.T) {
 		default:
 			m.Sweep(ctx, rng.IntN(5))
 		}
-		now = now.Add(time.Duration(rng.IntN(int(30 * time.Second))))
+		step := time.Duration(rng.IntN(int(30 * time.Second)))
+		if back && rng.IntN(8) == 0 {
+			step = -10 * step
+		}
+		now = now.Add(step)
 		if i%7 == 0 {
 			checkShards(t, m)
 		}
 	}
 	checkShards(t, m)
+}
+
+// The heap's shortcuts keep its order: a record ending at or after every
+// other joins as a leaf, a later end only sinks and an earlier one only
+// rises, and an end moved later raises the bound the first shortcut
+// compares with.
+func TestMemoryHeapOrder(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+	for _, tc := range []struct {
+		name string
+		ops  [][2]int // {record, its end in seconds}: a new record or a new end
+	}{
+		{"Ascending", [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}}},
+		{"Descending", [][2]int{{0, 5}, {1, 4}, {2, 3}, {3, 2}, {4, 1}}},
+		{"LaterEndThenEarlierRecord", [][2]int{{0, 10}, {0, 100}, {1, 20}, {2, 30}}},
+		{"EarlierEnd", [][2]int{{0, 10}, {1, 20}, {2, 30}, {2, 5}, {1, 1}}},
+		{"LaterEndSinks", [][2]int{{0, 1}, {1, 2}, {2, 3}, {0, 50}, {3, 4}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewMemory(MemoryOptions{Shards: 1, Clock: func() time.Time { return base }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh := &m.shards[0]
+			for _, op := range tc.ops {
+				key := "k" + strconv.Itoa(op[0])
+				h := maphash.String(sh.seed, key)
+				rec := policy.Record{StorageKey: key, State: policy.StateCompleted, ExpiresAt: at(op[1])}
+				sh.put(m, key, h, sh.lookupHashed(h, key), &rec)
+				checkShards(t, m)
+			}
+		})
+	}
 }
 
 // storeTime's fast path must agree with Truncate everywhere, before 1970
