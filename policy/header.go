@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"iter"
 	"net/http"
 	"slices"
 	"strings"
@@ -77,6 +78,25 @@ func (h Header) HTTP() http.Header {
 	return h.appendHTTP(0, "", "")
 }
 
+// Runs yields each run of consecutive fields under one name: the name and
+// the run's fields, a part of h. In a sorted Header (as [HeaderOf] and
+// [Header.Sorted] return) that is each name once, with all its values in
+// order; counting the runs counts the names.
+func (h Header) Runs() iter.Seq2[string, Header] {
+	return func(yield func(string, Header) bool) {
+		for i := 0; i < len(h); {
+			j := i + 1
+			for j < len(h) && h[j].Name == h[i].Name {
+				j++
+			}
+			if !yield(h[i].Name, h[i:j:j]) {
+				return
+			}
+			i = j
+		}
+	}
+}
+
 // appendHTTP is HTTP with room for extra more names, and with the value
 // value under the name name when name is not "" (replacing what h holds
 // under it).
@@ -85,27 +105,23 @@ func (h Header) appendHTTP(extra int, name, value string) http.Header {
 		return nil
 	}
 	names := extra
-	for i := range h {
-		if i == 0 || h[i].Name != h[i-1].Name {
-			names++
-		}
+	for range h.Runs() {
+		names++
 	}
 	out := make(http.Header, names)
 	values := make([]string, len(h), len(h)+1) // and the replay value
-	for i := 0; i < len(h); {
-		j := i + 1
-		for j < len(h) && h[j].Name == h[i].Name {
-			j++
+	i := 0
+	for n, run := range h.Runs() {
+		vs := values[i : i+len(run) : i+len(run)]
+		for k, f := range run {
+			vs[k] = f.Value
 		}
-		for k := i; k < j; k++ {
-			values[k] = h[k].Value
-		}
-		if vs, ok := out[h[i].Name]; ok { // a name out of order: rare
-			out[h[i].Name] = append(vs, values[i:j]...)
+		if old, ok := out[n]; ok { // a name out of order: rare
+			out[n] = append(old, vs...)
 		} else {
-			out[h[i].Name] = values[i:j:j]
+			out[n] = vs
 		}
-		i = j
+		i += len(run)
 	}
 	if name != "" {
 		values = append(values, value)

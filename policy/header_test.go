@@ -124,3 +124,60 @@ func ExampleHeaderOf() {
 	// Location: /v1/payments/pay_1
 	// /v1/payments/pay_1 3
 }
+
+// Runs yields the fields of each name together in a sorted header, and
+// each run of one name separately in one built out of order; a loop that
+// breaks gets no more.
+func TestHeaderRuns(t *testing.T) {
+	type run struct {
+		Name   string
+		Values []string
+	}
+	for _, tc := range []struct {
+		name  string
+		h     policy.Header
+		limit int // runs taken before breaking; 0: all
+		want  []run
+	}{
+		{"Empty", nil, 0, nil},
+		{"One", policy.Header{{"A", "1"}}, 0, []run{{"A", []string{"1"}}}},
+		{"Sorted", policy.Header{{"A", "1"}, {"B", "2"}, {"B", "3"}, {"C", "4"}}, 0,
+			[]run{{"A", []string{"1"}}, {"B", []string{"2", "3"}}, {"C", []string{"4"}}}},
+		{"OutOfOrder", policy.Header{{"B", "1"}, {"A", "2"}, {"B", "3"}, {"B", "4"}}, 0,
+			[]run{{"B", []string{"1"}}, {"A", []string{"2"}}, {"B", []string{"3", "4"}}}},
+		{"Break", policy.Header{{"A", "1"}, {"B", "2"}, {"B", "3"}, {"C", "4"}}, 2,
+			[]run{{"A", []string{"1"}}, {"B", []string{"2", "3"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []run
+			for name, fields := range tc.h.Runs() {
+				r := run{Name: name}
+				for _, f := range fields {
+					if f.Name != name {
+						t.Errorf("run %q holds a field of %q", name, f.Name)
+					}
+					r.Values = append(r.Values, f.Value)
+				}
+				if got = append(got, r); len(got) == tc.limit {
+					break
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Runs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ExampleHeader_Runs() {
+	h := policy.HeaderOf(http.Header{
+		"Link":         {"</a>; rel=a", "</b>; rel=b"},
+		"Content-Type": {"application/json"},
+	})
+	for name, fields := range h.Runs() {
+		fmt.Println(name, len(fields))
+	}
+	// Output:
+	// Content-Type 1
+	// Link 2
+}

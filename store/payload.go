@@ -40,23 +40,16 @@ func AppendPayload(dst []byte, rec *policy.Record) []byte {
 	dst = binary.AppendUvarint(dst, uint64(rec.Status))
 	h := rec.Header.Sorted() // a header built by hand may be out of order
 	names := 0
-	for i := range h {
-		if i == 0 || h[i].Name != h[i-1].Name {
-			names++
-		}
+	for range h.Runs() {
+		names++
 	}
 	dst = binary.AppendUvarint(dst, uint64(names))
-	for i := 0; i < len(h); {
-		j := i + 1
-		for j < len(h) && h[j].Name == h[i].Name {
-			j++
-		}
-		dst = appendString(dst, h[i].Name)
-		dst = binary.AppendUvarint(dst, uint64(j-i))
-		for _, f := range h[i:j] {
+	for name, run := range h.Runs() {
+		dst = appendString(dst, name)
+		dst = binary.AppendUvarint(dst, uint64(len(run)))
+		for _, f := range run {
 			dst = appendString(dst, f.Value)
 		}
-		i = j
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(rec.Body)))
 	dst = append(dst, rec.Body...)
