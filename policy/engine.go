@@ -723,10 +723,7 @@ func (r *Rule) storedHeader(h http.Header) Header {
 // replayHeader returns the stored header as a new http.Header, with the
 // replay header.
 func (r *Rule) replayHeader(stored Header) http.Header {
-	if r.replayName == "" {
-		return stored.HTTP()
-	}
-	return stored.appendHTTP(1, r.replayName, r.replayValue)
+	return stored.appendHTTP(r.replayName, r.replayValue) // no name: none added
 }
 
 // Complete returns the record that replaces the reservation res once its

@@ -75,7 +75,7 @@ func (h Header) Values(name string) []string {
 // each name in order, or nil when h is empty. Its values share one
 // allocation, as [http.Header.Clone]'s do.
 func (h Header) HTTP() http.Header {
-	return h.appendHTTP(0, "", "")
+	return h.appendHTTP("", "")
 }
 
 // Runs yields each run of consecutive fields under one name: the name and
@@ -97,14 +97,16 @@ func (h Header) Runs() iter.Seq2[string, Header] {
 	}
 }
 
-// appendHTTP is HTTP with room for extra more names, and with the value
-// value under the name name when name is not "" (replacing what h holds
-// under it).
-func (h Header) appendHTTP(extra int, name, value string) http.Header {
+// appendHTTP is HTTP with the value value under the name name when name
+// is not "" (replacing what h holds under it).
+func (h Header) appendHTTP(name, value string) http.Header {
 	if len(h) == 0 && name == "" {
 		return nil
 	}
-	names := extra
+	names := 0
+	if name != "" {
+		names++ // room for it
+	}
 	for range h.Runs() {
 		names++
 	}
