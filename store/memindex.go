@@ -3,31 +3,35 @@ package store
 import "math/bits"
 
 // index maps the storage keys of a shard's entries to their slots: an
-// open-addressing table with linear probing over (hash, slot) cells. It
+// open-addressing table with linear probing over (tag, slot) cells. It
 // holds no pointer, so the garbage collector never reads it (a
-// map[string]int32 of a million keys is a million strings to mark), and it
-// keeps each key's hash, so growing it hashes no key again. The keys
-// themselves are the entries' StorageKey: a probe compares the hash first
-// and the key only on a match.
+// map[string]int32 of a million keys is a million strings to mark), and
+// each cell keeps the top half of its key's hash, which places it in
+// tables of up to 2^32 cells, so growing hashes no key again. The keys
+// themselves are the entries' keys: a probe compares the tag first and
+// the key only on a match.
 type index struct {
 	cells []cell // a power of two long, or nil
 	n     int    // cells in use
-	shift uint8  // 64 - log2(len(cells)): a hash's top bits are its home
+	shift uint8  // 32 - log2(len(cells)): a tag's top bits are its home
 }
 
-// cell is one position of an index. Slot 0 marks an empty cell, so a
-// zeroed table is empty.
+// cell is one position of an index, 8 bytes. Slot 0 marks an empty
+// cell, so a zeroed table is empty.
 type cell struct {
-	hash uint64
-	slot int32 // the entry's slot + 1
+	tag  uint32 // the top 32 bits of the key's hash
+	slot int32  // the entry's slot + 1
 }
+
+// tagOf returns the tag of a key whose hash is h.
+func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 
 // minCells is the size of a shard's first table.
 const minCells = 16
 
-// home returns the cell where a probe for h starts. The top bits are used
-// because the low bits of a primary key's hash choose its shard.
-func (ix *index) home(h uint64) int { return int(h >> ix.shift) }
+// home returns the cell where a probe for a tag starts. The hash's top
+// bits are used because its low bits choose a primary key's shard.
+func (ix *index) home(tag uint32) int { return int(tag >> ix.shift) }
 
 // find returns the slot of the entry under key, whose hash is h, or -1.
 // The caller holds sh.mu.
@@ -36,13 +40,13 @@ func (sh *shard) find(h uint64, key string) int32 {
 	if ix.n == 0 {
 		return -1
 	}
-	mask := len(ix.cells) - 1
-	for i := ix.home(h); ; i = (i + 1) & mask {
+	mask, tag := len(ix.cells)-1, tagOf(h)
+	for i := ix.home(tag); ; i = (i + 1) & mask {
 		c := ix.cells[i]
 		if c.slot == 0 {
 			return -1
 		}
-		if c.hash == h && sh.entry(c.slot-1).rec.StorageKey == key {
+		if c.tag == tag && sh.entry(c.slot-1).key == key {
 			return c.slot - 1
 		}
 	}
@@ -55,28 +59,28 @@ func (ix *index) add(h uint64, slot int32) {
 	if (ix.n+1)*4 > len(ix.cells)*3 {
 		ix.grow()
 	}
-	mask := len(ix.cells) - 1
-	i := ix.home(h)
+	mask, tag := len(ix.cells)-1, tagOf(h)
+	i := ix.home(tag)
 	for ix.cells[i].slot != 0 {
 		i = (i + 1) & mask
 	}
-	ix.cells[i] = cell{hash: h, slot: slot + 1}
+	ix.cells[i] = cell{tag: tag, slot: slot + 1}
 	ix.n++
 }
 
 // grow doubles the table (or makes the first one), placing every cell
-// again by its kept hash.
+// again by its kept tag.
 func (ix *index) grow() {
 	size := max(2*len(ix.cells), minCells)
 	old := ix.cells
 	ix.cells = make([]cell, size)
-	ix.shift = uint8(64 - bits.TrailingZeros(uint(size)))
+	ix.shift = uint8(32 - bits.TrailingZeros(uint(size)))
 	mask := size - 1
 	for _, c := range old {
 		if c.slot == 0 {
 			continue
 		}
-		i := ix.home(c.hash)
+		i := ix.home(c.tag)
 		for ix.cells[i].slot != 0 {
 			i = (i + 1) & mask
 		}
@@ -89,7 +93,7 @@ func (ix *index) grow() {
 // table that sees many removals probes no longer than a fresh one.
 func (ix *index) remove(h uint64, slot int32) {
 	mask := len(ix.cells) - 1
-	i := ix.home(h)
+	i := ix.home(tagOf(h))
 	for ix.cells[i].slot != slot+1 {
 		if ix.cells[i].slot == 0 {
 			panic("store: memory index lost a slot") // the shard's own invariant, never input
@@ -104,7 +108,7 @@ func (ix *index) remove(h uint64, slot int32) {
 		}
 		// c may fill the gap at i unless its home lies cyclically in
 		// (i, j]: then a probe for it starts after i and would miss it.
-		if k := ix.home(c.hash); (j-k)&mask >= (j-i)&mask {
+		if k := ix.home(c.tag); (j-k)&mask >= (j-i)&mask {
 			ix.cells[i] = c
 			i = j
 		}

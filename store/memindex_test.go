@@ -37,7 +37,7 @@ func TestIndexAgainstMap(t *testing.T) {
 					sh.used++
 				}
 				e := sh.entry(s)
-				e.rec.StorageKey, e.hash = key, h
+				e.key = key
 				sh.ix.add(h, s)
 				want[key] = s
 			case ok:

@@ -66,25 +66,9 @@ type shard struct {
 
 // chunkSize is the number of entries allocated at once: a new record
 // costs no allocation of its own, and the store's memory holds few
-// objects for the garbage collector to visit. 29 entries fill an 8 KiB
+// objects for the garbage collector to visit. 36 entries fill an 8 KiB
 // size class of the allocator (TestChunkSize holds it so).
-const chunkSize = 29
-
-// entry is one stored record. The record is written in place, under the
-// shard's lock; callers get copies.
-type entry struct {
-	rec  policy.Record
-	end  int64  // when the record's life ends, in Unix microseconds
-	hash uint64 // of rec.StorageKey, under which the index keeps it
-	pos  int32  // in the shard's heap
-}
-
-// record returns a copy of the entry's record. The caller holds the shard's
-// lock.
-func (e *entry) record() *policy.Record {
-	r := e.rec
-	return &r
-}
+const chunkSize = 36
 
 // sweepPerOp is how many ended records an operation removes on its way,
 // so that sweeping keeps pace with writing without a goroutine.
@@ -178,7 +162,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		sh.sweep(m, now, sweepPerOp)
 		pe := sh.lookupHashed(h, key)
 		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
-		if p != nil && p.rec.Binds(now) || n != nil && n.rec.Binds(now) {
+		if p != nil && p.binds(now) || n != nil && n.binds(now) {
 			out := Outcome{Now: now, read: read}
 			if p != nil {
 				out.Primary = p.record()
@@ -198,13 +182,14 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		}
 		rec := r.Record
 		if p != nil {
-			rec.Generation = p.rec.Generation + 1
+			rec.Generation = p.gen + 1
 		} else {
 			rec.Generation = m.firstGeneration(now)
 		}
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
-		out := Outcome{Reserved: true, Record: sh.put(m, key, h, pe, &rec).rec, Now: now, read: read}
+		out := Outcome{Reserved: true, Now: now, read: read}
+		sh.put(m, key, h, pe, &rec).recordTo(&out.Record)
 		sh.mu.Unlock()
 		return out, nil
 	}
@@ -259,8 +244,8 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 		cur := ce.aliveAt(now)
 		var curGen uint64
 		if cur != nil {
-			curGen = cur.rec.Generation
-			if curGen == rec.Generation && rec.State != policy.StateInFlight && Equal(&cur.rec, &rec) {
+			curGen = cur.gen
+			if curGen == rec.Generation && rec.State != policy.StateInFlight && cur.equal(&rec) {
 				sh.mu.Unlock()
 				return nil // a retried write that happened
 			}
@@ -353,7 +338,7 @@ func (m *Memory) PurgeTenant(ctx context.Context, tenant string) (int, error) {
 		sh := &m.shards[i]
 		sh.mu.Lock()
 		for slot := range sh.used { // a free slot's entry is zeroed: no key
-			if e := sh.entry(slot); e.rec.StorageKey != "" && e.rec.Tenant == tenant {
+			if e := sh.entry(slot); e.key != "" && e.tenant == tenant {
 				sh.remove(m, e)
 				n++
 			}
@@ -416,7 +401,7 @@ func (sh *shard) lookupHashed(h uint64, key string) *entry {
 // aliveAt returns e when it is not nil and its record's life has not
 // ended at now.
 func (e *entry) aliveAt(now time.Time) *entry {
-	if e == nil || now.UnixMicro() >= e.end {
+	if e == nil || micros(now) >= e.end() {
 		return nil
 	}
 	return e
@@ -444,18 +429,17 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 			sh.used++
 		}
 		e = sh.entry(slot)
-		e.set(rec)
-		e.hash = h
+		end := e.set(rec)
 		sh.ix.add(h, slot)
-		sh.byEnd.push(sh, heapItem{e.end, slot})
+		sh.byEnd.push(sh, heapItem{end, slot})
 		m.count.Add(1)
 		return e
 	}
-	if end := e.end; e.set(rec) != end {
-		sh.byEnd[e.pos].end = e.end
-		if e.end > end {
+	if was, end := e.end(), e.set(rec); end != was {
+		sh.byEnd[e.pos].end = end
+		if end > was {
 			// A later end only sinks: its parent needs no reading.
-			sh.top = max(sh.top, e.end)
+			sh.top = max(sh.top, end)
 			sh.byEnd.down(sh, int(e.pos))
 		} else {
 			sh.byEnd.up(sh, int(e.pos))
@@ -464,22 +448,12 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 	return e
 }
 
-// set writes rec into e at the precision every store keeps, and returns
-// the end of its life. The caller holds the shard's lock.
-func (e *entry) set(rec *policy.Record) int64 {
-	e.rec = *rec
-	e.rec.LeaseExpiry = storeTime(e.rec.LeaseExpiry)
-	e.rec.ExpiresAt = storeTime(e.rec.ExpiresAt)
-	e.end = lifeEnd(&e.rec).UnixMicro()
-	return e.end
-}
-
 // remove deletes e from the shard and frees its slot. The caller holds
 // sh.mu.
 func (sh *shard) remove(m *Memory, e *entry) {
 	slot := sh.byEnd[e.pos].slot
 	sh.byEnd.remove(sh, int(e.pos))
-	sh.ix.remove(e.hash, slot)
+	sh.ix.remove(maphash.String(sh.seed, e.key), slot)
 	*e = entry{} // drop what the record refers to
 	sh.free = append(sh.free, slot)
 	m.count.Add(-1)
@@ -502,21 +476,11 @@ func (sh *shard) guardHolds(g Guard, now time.Time) bool {
 		return true
 	}
 	e := sh.alive(g.StorageKey, now)
-	binds := e != nil && e.rec.Binds(now)
+	binds := e != nil && e.binds(now)
 	if g.Generation == 0 {
 		return !binds
 	}
-	return binds && e.rec.Generation == g.Generation
-}
-
-// lifeEnd returns when a record's life ends: when it stops binding, and
-// for a released record the end of its TTL, so that its generation goes
-// on counting while a late holder might still write.
-func lifeEnd(rec *policy.Record) time.Time {
-	if rec.LeaseExpiry.After(rec.ExpiresAt) {
-		return rec.LeaseExpiry
-	}
-	return rec.ExpiresAt
+	return binds && e.gen == g.Generation
 }
 
 // endHeap orders a shard's entries by the end of their life, kept in the

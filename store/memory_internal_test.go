@@ -32,8 +32,8 @@ func checkShards(t *testing.T, m *Memory) {
 		for _, c := range sh.ix.cells {
 			if c.slot != 0 {
 				inUse++
-				if e := sh.entry(c.slot - 1); e.hash != c.hash || e.rec.StorageKey == "" {
-					t.Fatalf("shard %d: cell of slot %d has hash %x, its entry %x (key %q)", i, c.slot-1, c.hash, e.hash, e.rec.StorageKey)
+				if e := sh.entry(c.slot - 1); e.key == "" || tagOf(maphash.String(sh.seed, e.key)) != c.tag {
+					t.Fatalf("shard %d: cell of slot %d has tag %x, its entry's key %q another", i, c.slot-1, c.tag, e.key)
 				}
 			}
 		}
@@ -42,10 +42,10 @@ func checkShards(t *testing.T, m *Memory) {
 		}
 		for pos, it := range sh.byEnd {
 			e := sh.entry(it.slot)
-			if int(e.pos) != pos || e.end != it.end {
-				t.Fatalf("shard %d: heap position %d holds slot %d, whose entry says position %d, end %d (heap: %d)", i, pos, it.slot, e.pos, e.end, it.end)
+			if int(e.pos) != pos || e.end() != it.end {
+				t.Fatalf("shard %d: heap position %d holds slot %d, whose entry says position %d, end %d (heap: %d)", i, pos, it.slot, e.pos, e.end(), it.end)
 			}
-			if slot := sh.find(maphash.String(sh.seed, e.rec.StorageKey), e.rec.StorageKey); slot != it.slot {
+			if slot := sh.find(maphash.String(sh.seed, e.key), e.key); slot != it.slot {
 				t.Fatalf("shard %d: slot %d in the heap is not indexed under its key", i, it.slot)
 			}
 			if pos > 0 && sh.byEnd[(pos-1)/2].end > it.end {
@@ -53,7 +53,8 @@ func checkShards(t *testing.T, m *Memory) {
 			}
 		}
 		for _, slot := range sh.free {
-			if e := sh.entry(slot); e.rec.StorageKey != "" || e.rec.Header != nil || e.rec.Body != nil {
+			if e := sh.entry(slot); e.key != "" || e.tenant != "" || e.rkey != "" || e.route != "" || e.digest != "" ||
+				e.intent != nil || e.header != nil || e.body != nil || e.far != nil {
 				t.Fatalf("shard %d: free slot %d still holds a record", i, slot)
 			}
 		}
