@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,6 +179,34 @@ func BenchmarkMiddleware(b *testing.B) {
 			sum()
 		}
 	})
+}
+
+// BenchmarkMiddlewareFootprint measures what a first execution leaves
+// behind in the memory store: the heap its record holds once the
+// collector has run (retained-B/op) and in how many objects
+// (retained-objects/op), counting the store's share of its chunks, index
+// and expiry heap. A growing store touches that much fresh memory per
+// request, and a full one holds MaxRecords times it. ns/op is not a
+// figure of merit here.
+func BenchmarkMiddlewareFootprint(b *testing.B) {
+	s := newMiddlewareSetup(b)
+	h := s.handler(b)
+	q := newRequester(s.body, true)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := 0
+	for b.Loop() {
+		q.serve(h)
+		n++
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	q.check(b)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "retained-B/op")
+	b.ReportMetric(float64(int64(after.HeapObjects)-int64(before.HeapObjects))/float64(n), "retained-objects/op")
+	runtime.KeepAlive(h)
 }
 
 // interleavedBlock is how many requests (or sums) one block of
