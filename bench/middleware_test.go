@@ -195,17 +195,16 @@ func BenchmarkMiddlewareFootprint(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	n := 0
 	for b.Loop() {
 		q.serve(h)
-		n++
 	}
 	b.StopTimer()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	q.check(b)
-	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "retained-B/op")
-	b.ReportMetric(float64(int64(after.HeapObjects)-int64(before.HeapObjects))/float64(n), "retained-objects/op")
+	// After Loop, b.N is the number of requests served.
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "retained-B/op")
+	b.ReportMetric(float64(int64(after.HeapObjects)-int64(before.HeapObjects))/float64(b.N), "retained-objects/op")
 	runtime.KeepAlive(h)
 }
 

@@ -43,9 +43,8 @@ type entry struct {
 // hold: a time more than 292,000 years from 1970, a status beyond an
 // int16. No record the engine writes has one.
 type farFields struct {
-	leaseExpiry, expiresAt time.Time // when far from 1970, else zero
+	leaseExpiry, expiresAt time.Time // when far from 1970, else zero (never far)
 	status                 int
-	farLease, farExpires   bool
 }
 
 // set writes rec into e at the precision every store keeps, and returns
@@ -71,7 +70,7 @@ func (e *entry) set(rec *policy.Record) int64 {
 	}
 	farLease, farExpires := farTime(rec.LeaseExpiry), farTime(rec.ExpiresAt)
 	if farLease || farExpires || int(e.status) != rec.Status {
-		e.far = &farFields{status: rec.Status, farLease: farLease, farExpires: farExpires}
+		e.far = &farFields{status: rec.Status}
 		if farLease {
 			e.far.leaseExpiry = storeTime(rec.LeaseExpiry)
 		}
@@ -85,9 +84,6 @@ func (e *entry) set(rec *policy.Record) int64 {
 // within returns s, as a substring of key when key holds it, so that an
 // entry keeps no string of its own for it.
 func within(key, s string) string {
-	if strings.HasSuffix(key, s) { // a primary key ends with its key
-		return key[len(key)-len(s):]
-	}
 	if i := strings.Index(key, s); i >= 0 {
 		return key[i : i+len(s)]
 	}
@@ -122,10 +118,10 @@ func (e *entry) recordTo(r *policy.Record) {
 	}
 	if f := e.far; f != nil {
 		r.Status = f.status
-		if f.farLease {
+		if !f.leaseExpiry.IsZero() {
 			r.LeaseExpiry = f.leaseExpiry
 		}
-		if f.farExpires {
+		if !f.expiresAt.IsZero() {
 			r.ExpiresAt = f.expiresAt
 		}
 	}
@@ -158,13 +154,13 @@ func (e *entry) equal(rec *policy.Record) bool {
 // micros returns t in Unix microseconds, clamped to an int64: a time
 // before or after what an int64 holds compares as the least or greatest.
 func micros(t time.Time) int64 {
-	switch sec := t.Unix(); {
-	case sec >= maxMicroSeconds:
+	switch {
+	case !farTime(t):
+		return t.UnixMicro() // floored, as storeTime does
+	case t.Unix() > 0:
 		return math.MaxInt64
-	case sec <= -maxMicroSeconds:
-		return math.MinInt64
 	}
-	return t.UnixMicro() // floored, as storeTime does
+	return math.MinInt64
 }
 
 // farTime reports whether micros cannot hold t exactly.

@@ -117,7 +117,7 @@ func storeTime(t time.Time) time.Time {
 	if t.IsZero() {
 		return t
 	}
-	if sec := t.Unix(); sec > -maxMicroSeconds && sec < maxMicroSeconds {
+	if !farTime(t) {
 		// UnixMicro floors as Truncate does (the zero time is a whole
 		// number of seconds before 1970), without Truncate's division.
 		return time.UnixMicro(t.UnixMicro()).UTC()
