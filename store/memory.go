@@ -436,7 +436,7 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 		return e
 	}
 	if was, end := e.end(), e.set(rec); end != was {
-		sh.byEnd[e.pos].end = end
+		sh.byEnd.at(int(e.pos)).end = end
 		if end > was {
 			// A later end only sinks: its parent needs no reading.
 			sh.top = max(sh.top, end)
@@ -451,7 +451,7 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 // remove deletes e from the shard and frees its slot. The caller holds
 // sh.mu.
 func (sh *shard) remove(m *Memory, e *entry) {
-	slot := sh.byEnd[e.pos].slot
+	slot := sh.byEnd.at(int(e.pos)).slot
 	sh.byEnd.remove(sh, int(e.pos))
 	sh.ix.remove(maphash.String(sh.seed, e.key), slot)
 	*e = entry{} // drop what the record refers to
@@ -463,8 +463,8 @@ func (sh *shard) remove(m *Memory, e *entry) {
 // all of them) and returns how many. The caller holds sh.mu.
 func (sh *shard) sweep(m *Memory, now time.Time, limit int) int {
 	n := 0
-	for t := now.UnixMicro(); len(sh.byEnd) > 0 && n != limit && sh.byEnd[0].end <= t; {
-		sh.remove(m, sh.entry(sh.byEnd[0].slot))
+	for t := now.UnixMicro(); sh.byEnd.n > 0 && n != limit && sh.byEnd.at(0).end <= t; {
+		sh.remove(m, sh.entry(sh.byEnd.at(0).slot))
 		n++
 	}
 	return n
@@ -486,50 +486,74 @@ func (sh *shard) guardHolds(g Guard, now time.Time) bool {
 // endHeap orders a shard's entries by the end of their life, kept in the
 // heap itself, so that sifting reads no entry; it holds no pointer, so the
 // garbage collector never reads it either. Each entry knows its position.
-type endHeap []heapItem
+// The heap lives in blocks of heapBlock items: growing it copies nothing
+// and leaves no old array behind, where a slice that doubles would copy
+// every item and, until the next collection, hold its old array as well.
+type endHeap struct {
+	blocks []*[heapBlock]heapItem
+	n      int
+}
+
+// heapBlock is the number of items of a block: 8 KiB of them.
+const heapBlock = 512
 
 type heapItem struct {
 	end  int64 // Unix microseconds
 	slot int32
 }
 
-func (h endHeap) swap(sh *shard, i, j int) {
-	h[i], h[j] = h[j], h[i]
-	sh.entry(h[i].slot).pos = int32(i)
-	sh.entry(h[j].slot).pos = int32(j)
+// at returns the item at position i < h.n.
+func (h *endHeap) at(i int) *heapItem { return &h.blocks[i/heapBlock][i%heapBlock] }
+
+func (h *endHeap) swap(sh *shard, i, j int) {
+	a, b := h.at(i), h.at(j)
+	*a, *b = *b, *a
+	sh.entry(a.slot).pos = int32(i)
+	sh.entry(b.slot).pos = int32(j)
 }
 
 func (h *endHeap) push(sh *shard, it heapItem) {
-	*h = append(*h, it)
-	sh.entry(it.slot).pos = int32(len(*h) - 1)
+	if h.n == len(h.blocks)*heapBlock {
+		h.blocks = append(h.blocks, new([heapBlock]heapItem))
+	}
+	i := h.n
+	h.n++
+	*h.at(i) = it
+	sh.entry(it.slot).pos = int32(i)
 	if it.end >= sh.top {
 		sh.top = it.end // no end in the heap is later: it stays a leaf
 		return
 	}
-	h.up(sh, len(*h)-1)
+	h.up(sh, i)
 }
 
 func (h *endHeap) remove(sh *shard, i int) {
-	last := len(*h) - 1
+	last := h.n - 1
 	if i != last {
 		h.swap(sh, i, last)
 	}
-	*h = (*h)[:last]
+	h.n = last
+	// Keep one empty block beyond the last used, so that a heap moving
+	// to and fro across a block boundary does not allocate each time.
+	if k := len(h.blocks); k > 1 && h.n <= (k-2)*heapBlock {
+		h.blocks[k-1] = nil
+		h.blocks = h.blocks[:k-1]
+	}
 	if i != last {
 		h.fix(sh, i)
 	}
 }
 
-func (h endHeap) fix(sh *shard, i int) {
+func (h *endHeap) fix(sh *shard, i int) {
 	if !h.down(sh, i) {
 		h.up(sh, i)
 	}
 }
 
-func (h endHeap) up(sh *shard, i int) {
+func (h *endHeap) up(sh *shard, i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
-		if h[parent].end <= h[i].end {
+		if h.at(parent).end <= h.at(i).end {
 			return
 		}
 		h.swap(sh, i, parent)
@@ -538,17 +562,17 @@ func (h endHeap) up(sh *shard, i int) {
 }
 
 // down sifts i down and reports whether it moved.
-func (h endHeap) down(sh *shard, i int) bool {
+func (h *endHeap) down(sh *shard, i int) bool {
 	start := i
 	for {
 		child := 2*i + 1
-		if child >= len(h) {
+		if child >= h.n {
 			break
 		}
-		if r := child + 1; r < len(h) && h[r].end < h[child].end {
+		if r := child + 1; r < h.n && h.at(r).end < h.at(child).end {
 			child = r
 		}
-		if h[i].end <= h[child].end {
+		if h.at(i).end <= h.at(child).end {
 			break
 		}
 		h.swap(sh, i, child)

@@ -25,8 +25,11 @@ func checkShards(t *testing.T, m *Memory) {
 		if got := sh.ix.n + len(sh.free); got != int(sh.used) {
 			t.Fatalf("shard %d: %d indexed + %d free slots, %d used", i, sh.ix.n, len(sh.free), sh.used)
 		}
-		if len(sh.byEnd) != sh.ix.n {
-			t.Fatalf("shard %d: %d in the heap, %d indexed", i, len(sh.byEnd), sh.ix.n)
+		if sh.byEnd.n != sh.ix.n {
+			t.Fatalf("shard %d: %d in the heap, %d indexed", i, sh.byEnd.n, sh.ix.n)
+		}
+		if k := len(sh.byEnd.blocks); k*heapBlock < sh.byEnd.n || k > 1 && (k-2)*heapBlock >= sh.byEnd.n {
+			t.Fatalf("shard %d: %d heap blocks for %d items", i, k, sh.byEnd.n)
 		}
 		inUse := 0
 		for _, c := range sh.ix.cells {
@@ -40,7 +43,8 @@ func checkShards(t *testing.T, m *Memory) {
 		if inUse != sh.ix.n {
 			t.Fatalf("shard %d: %d cells in use, the index counts %d", i, inUse, sh.ix.n)
 		}
-		for pos, it := range sh.byEnd {
+		for pos := range sh.byEnd.n {
+			it := *sh.byEnd.at(pos)
 			e := sh.entry(it.slot)
 			if int(e.pos) != pos || e.end() != it.end {
 				t.Fatalf("shard %d: heap position %d holds slot %d, whose entry says position %d, end %d (heap: %d)", i, pos, it.slot, e.pos, e.end(), it.end)
@@ -48,7 +52,7 @@ func checkShards(t *testing.T, m *Memory) {
 			if slot := sh.find(maphash.String(sh.seed, e.key), e.key); slot != it.slot {
 				t.Fatalf("shard %d: slot %d in the heap is not indexed under its key", i, it.slot)
 			}
-			if pos > 0 && sh.byEnd[(pos-1)/2].end > it.end {
+			if pos > 0 && sh.byEnd.at((pos-1)/2).end > it.end {
 				t.Fatalf("shard %d: heap out of order at %d", i, pos)
 			}
 		}
@@ -189,6 +193,59 @@ func TestMemoryHeapOrder(t *testing.T) {
 				checkShards(t, m)
 			}
 		})
+	}
+}
+
+// The heap grows and shrinks across its blocks' boundaries, to and fro,
+// in order, and gives back its blocks as it empties.
+func TestMemoryHeapBlocks(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := base
+	m, err := NewMemory(MemoryOptions{Shards: 1, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := &m.shards[0]
+	rng := rand.New(rand.NewPCG(3, 4))
+	put := func(i int) {
+		key := "k" + strconv.Itoa(i)
+		h := maphash.String(sh.seed, key)
+		end := now.Add(time.Duration(1+rng.IntN(1000)) * time.Second)
+		rec := policy.Record{StorageKey: key, State: policy.StateCompleted, ExpiresAt: end}
+		sh.put(m, key, h, sh.lookupHashed(h, key), &rec)
+	}
+	n := 0
+	for range 3*heapBlock + 7 {
+		put(n)
+		n++
+		if n%97 == 0 {
+			checkShards(t, m)
+		}
+	}
+	checkShards(t, m)
+	if got := len(sh.byEnd.blocks); got != 4 {
+		t.Fatalf("%d items in %d blocks, want 4", sh.byEnd.n, got)
+	}
+	// Sweep a second at a time, writing a few new records and new ends of
+	// old ones, until the heap is empty.
+	for i := 0; sh.byEnd.n > 0; i++ {
+		if i > 5000 {
+			t.Fatalf("%d items left after %d steps", sh.byEnd.n, i)
+		}
+		now = now.Add(time.Second)
+		if i < 600 && i%3 == 0 {
+			put(n)
+			put(rng.IntN(n + 1)) // a new end, or a new record
+			n++
+		}
+		m.Sweep(context.Background(), 1<<20)
+		if i%13 == 0 {
+			checkShards(t, m)
+		}
+	}
+	checkShards(t, m)
+	if got := len(sh.byEnd.blocks); got > 1 {
+		t.Fatalf("an empty heap keeps %d blocks, want at most 1", got)
 	}
 }
 
