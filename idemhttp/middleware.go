@@ -303,8 +303,10 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 	ev.Fingerprint = req.Fingerprint
-	if pk, _, err := rule.StorageKeys(req); err == nil {
-		ev.storageKey = pk
+	if x.timed { // only a report reads it, for Event.KeyHash
+		if pk, _, err := rule.StorageKeys(req); err == nil {
+			ev.storageKey = pk
+		}
 	}
 
 	c := &x.claim

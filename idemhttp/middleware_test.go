@@ -1,6 +1,8 @@
 package idemhttp_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/idemhttp"
 	"github.com/idemprint/idemprint/policy"
 )
@@ -262,5 +265,44 @@ func TestEventDurations(t *testing.T) {
 		if ev.Outcome != want || ev.Duration <= 0 || ev.StoreLatency <= 0 || ev.StoreLatency > ev.Duration {
 			t.Errorf("event = %v in %v, store latency %v; want %v with 0 < store latency <= duration", ev.Outcome, ev.Duration, ev.StoreLatency, want)
 		}
+	}
+}
+
+// An event names the request's key by the digest of its storage key,
+// and differently for another tenant or key; a request without a key
+// has none.
+func TestEventKeyHash(t *testing.T) {
+	pol, err := policy.Parse([]byte(paymentsPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, _ := pol.Match("POST", "/api/payments")
+	want := func(tenant, key string) string {
+		req, err := rule.NewRequest(tenant, fingerprint.Request{Method: "POST", Path: "/api/payments",
+			Header: http.Header{"Idempotency-Key": {key}}, Body: []byte(firstPayment)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pk, _, err := rule.StorageKeys(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte(pk))
+		return base64.RawURLEncoding.EncodeToString(sum[:16])
+	}
+	a := newApp(t, backends()[0].new(t), paymentsPolicy, idemhttp.Options{})
+	seen := map[string]bool{}
+	for _, tc := range []struct{ tenant, key string }{{"acme", "k1"}, {"acme", "k2"}, {"globex", "k1"}} {
+		a.send(tc.tenant, tc.key, firstPayment)
+		ev := a.lastEvent()
+		got := ev.KeyHash()
+		if w := want(tc.tenant, tc.key); got != w || seen[got] {
+			t.Errorf("KeyHash of %s/%s = %q, want %q, distinct from the others", tc.tenant, tc.key, got, w)
+		}
+		seen[got] = true
+	}
+	a.send("acme", "", firstPayment)
+	if ev := a.lastEvent(); ev.KeyHash() != "" {
+		t.Errorf("KeyHash without a key = %q, want \"\"", ev.KeyHash())
 	}
 }
