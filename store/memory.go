@@ -45,7 +45,6 @@ type Memory struct {
 	// ownClock says that clock is time.Now, whose readings Acquire can
 	// use as its own.
 	ownClock bool
-	lastGen  atomic.Uint64
 }
 
 type shard struct {
@@ -56,6 +55,8 @@ type shard struct {
 	used  int32   // slots ever handed out, free ones included
 	free  []int32 // slots of removed entries, for reuse
 	byEnd endHeap
+	// lastGen is the highest generation the shard gave or wrote.
+	lastGen uint64
 	// top is at least the end of every entry in byEnd, so that an entry
 	// ending at or after it joins the heap without a comparison: with
 	// one TTL, ends grow with time and a push reads no parent, a cache
@@ -184,7 +185,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		if p != nil {
 			rec.Generation = p.gen + 1
 		} else {
-			rec.Generation = m.firstGeneration(now)
+			rec.Generation = sh.firstGeneration(now)
 		}
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
@@ -195,32 +196,20 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 	}
 }
 
-// firstGeneration returns the generation of a first record under a key:
-// the store's time in microseconds, or above every generation this store
-// ever wrote, whichever is higher, so that it is above every generation
-// an earlier record under the key reached, whatever the clock does.
-func (m *Memory) firstGeneration(now time.Time) uint64 {
-	g := uint64(max(now.UnixMicro(), 1))
-	for {
-		last := m.lastGen.Load()
-		if g <= last {
-			g = last + 1
-		}
-		if m.lastGen.CompareAndSwap(last, g) {
-			return g
-		}
-	}
+// firstGeneration returns the generation of a first record under a key
+// of sh: the store's time in microseconds, or above every generation the
+// shard ever wrote, whichever is higher, so that it is above every
+// generation an earlier record under the key reached, whatever the clock
+// does. A key never changes shards, so the shard's bound is enough, and
+// it needs no atomic: the caller holds sh.mu.
+func (sh *shard) firstGeneration(now time.Time) uint64 {
+	g := max(uint64(max(now.UnixMicro(), 1)), sh.lastGen+1)
+	sh.lastGen = g
+	return g
 }
 
-// wrote notes that generation g was written.
-func (m *Memory) wrote(g uint64) {
-	for {
-		last := m.lastGen.Load()
-		if g <= last || m.lastGen.CompareAndSwap(last, g) {
-			return
-		}
-	}
-}
+// wrote notes that generation g was written in sh. The caller holds sh.mu.
+func (sh *shard) wrote(g uint64) { sh.lastGen = max(sh.lastGen, g) }
 
 // Write implements [Store.Write].
 func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) error {
@@ -262,7 +251,7 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 			return &Error{Op: "write", StorageKey: key, Kind: ErrFull}
 		}
 		sh.put(m, key, h, ce, &rec)
-		m.wrote(rec.Generation) // under the lock: a Delete and Reserve of key must see it
+		sh.wrote(rec.Generation) // under the lock: a Delete and Reserve of key must see it
 		sh.mu.Unlock()
 		return nil
 	}

@@ -221,4 +221,22 @@ func testDelete(t *testing.T, f *fixture) {
 	if err := f.s.Write(context.Background(), late, store.Guard{}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("completion of a deleted reservation over the new one: error %v, want ErrConflict", err)
 	}
+
+	// A completed record's generation counts as well: the key's next
+	// first reservation is above it, whatever the clock did meanwhile.
+	req = f.request(f.pay, "acme", "k2", 10)
+	res := f.reserve(f.pay, req)
+	done, err := f.pay.Complete(&res.Record, policy.Response{Status: 201}, res.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.Write(context.Background(), done, store.Guard{}); err != nil {
+		t.Fatalf("completion: %v", err)
+	}
+	if err := f.s.Delete(context.Background(), done.StorageKey); err != nil {
+		t.Fatalf("Delete of a completed record: %v", err)
+	}
+	if again := f.reserve(f.pay, req); again.Record.Generation <= done.Generation {
+		t.Errorf("reservation after Delete of a completed record has generation %d, not above its %d", again.Record.Generation, done.Generation)
+	}
 }
