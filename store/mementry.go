@@ -47,9 +47,13 @@ type farFields struct {
 	status                 int
 }
 
-// set writes rec into e at the precision every store keeps, and returns
-// the end of its life. The caller holds the shard's lock.
-func (e *entry) set(rec *policy.Record) int64 {
+// set writes rec into e at the precision every store keeps, with pos as
+// its heap position, and returns the end of its life. The caller holds
+// the shard's lock. set reads nothing of e: a new entry may lie in memory
+// the process never touched, where a read before the write would cost a
+// second page fault (the read maps the kernel's shared zero page, and
+// the write then replaces it).
+func (e *entry) set(rec *policy.Record, pos int32) int64 {
 	key := rec.StorageKey
 	*e = entry{
 		key:     key,
@@ -63,7 +67,7 @@ func (e *entry) set(rec *policy.Record) int64 {
 		gen:     rec.Generation,
 		lease:   micros(rec.LeaseExpiry),
 		expires: micros(rec.ExpiresAt),
-		pos:     e.pos,
+		pos:     pos,
 		status:  int16(rec.Status),
 		state:   rec.State,
 		fp:      rec.Fingerprint,

@@ -72,8 +72,11 @@ func TestEntryRoundTrip(t *testing.T) {
 	for _, rec := range cases {
 		want := rec
 		want.LeaseExpiry, want.ExpiresAt = storeTime(rec.LeaseExpiry), storeTime(rec.ExpiresAt)
-		var e entry
-		end := e.set(&rec)
+		e := entry{pos: 3}
+		end := e.set(&rec, 7)
+		if e.pos != 7 {
+			t.Errorf("set at heap position 7 left the entry at %d", e.pos)
+		}
 		got := e.record()
 		if diff := cmp.Diff(&want, got, cmp.Comparer(func(a, b fingerprint.Fingerprint) bool { return a == b })); diff != "" {
 			t.Errorf("lease %v, expires %v, status %d: record (-want +got):\n%s", rec.LeaseExpiry, rec.ExpiresAt, rec.Status, diff)
@@ -108,7 +111,7 @@ func TestEntryTenantKeyWithin(t *testing.T) {
 	key := "idem1:4:acme:17:POST /v1/payments:7:abc-123"
 	rec := policy.Record{StorageKey: key, Tenant: strings.Clone("acme"), Key: strings.Clone("abc-123"), Generation: 1, State: policy.StateInFlight}
 	var e entry
-	e.set(&rec)
+	e.set(&rec, 0)
 	start, end := uintptr(unsafe.Pointer(unsafe.StringData(key))), uintptr(unsafe.Pointer(unsafe.StringData(key)))+uintptr(len(key))
 	for name, s := range map[string]string{"tenant": e.tenant, "key": e.rkey} {
 		if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p < start || p >= end {

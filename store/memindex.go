@@ -74,6 +74,10 @@ func (ix *index) grow() {
 	size := max(2*len(ix.cells), minCells)
 	old := ix.cells
 	ix.cells = make([]cell, size)
+	// Write the new table whole before probing it: memory the process
+	// never touched, read first, faults twice (the kernel maps its shared
+	// zero page for the read, then replaces it for the write).
+	clear(ix.cells)
 	ix.shift = uint8(32 - bits.TrailingZeros(uint(size)))
 	mask := size - 1
 	for _, c := range old {

@@ -418,13 +418,13 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 			sh.used++
 		}
 		e = sh.entry(slot)
-		end := e.set(rec)
+		end := e.set(rec, 0) // push places it
 		sh.ix.add(h, slot)
 		sh.byEnd.push(sh, heapItem{end, slot})
 		m.count.Add(1)
 		return e
 	}
-	if was, end := e.end(), e.set(rec); end != was {
+	if was, end := e.end(), e.set(rec, e.pos); end != was {
 		sh.byEnd.at(int(e.pos)).end = end
 		if end > was {
 			// A later end only sinks: its parent needs no reading.
