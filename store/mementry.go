@@ -13,18 +13,14 @@ import (
 // policy.Record: a store of a million records holds a million of them,
 // and each byte of a new one is memory a growing store touches for the
 // first time. Times are Unix microseconds (what every store keeps) rather
-// than time.Time, the status is an int16, the tenant and key are
-// substrings of the storage key when they are spelled in it (as the
-// engine's records always are, so they hold no string of their own), and
-// the end of life and the key's hash are computed rather than kept. What
-// does not fit, far holds. The record is written in place, under the
-// shard's lock; callers get copies.
+// than time.Time, the status is an int16, the tenant and key are spans of
+// the storage key (where the engine's records always spell them), the
+// route and spec digest a reference to the shard's names, and the end of
+// life and the key's hash are computed rather than kept. What does not
+// fit, far holds. The record is written in place, under the shard's
+// lock; callers get copies.
 type entry struct {
 	key    string // the StorageKey; "" in a free slot
-	tenant string
-	rkey   string // the record's Key
-	route  string
-	digest string // the SpecDigest
 	intent []byte
 	header policy.Header
 	body   []byte
@@ -33,47 +29,58 @@ type entry struct {
 	// lease and expires are LeaseExpiry and ExpiresAt in Unix
 	// microseconds, clamped to an int64 (far holds a time beyond it).
 	lease, expires int64
-	pos            int32 // in the shard's heap
-	status         int16
-	state          policy.State
-	fp             fingerprint.Fingerprint
+	pos            int32  // in the shard's heap
+	names          uint32 // the Route and SpecDigest, in the shard's names
+	// The Tenant and Key are key[tenantAt:][:tenantLen] and
+	// key[keyAt:][:keyLen], unless far holds them.
+	tenantAt, tenantLen, keyAt, keyLen uint16
+	status                             int16
+	state                              policy.State
+	fp                                 fingerprint.Fingerprint
 }
 
 // farFields are a record's values that an entry's compact fields cannot
 // hold: a time more than 292,000 years from 1970, a status beyond an
-// int16. No record the engine writes has one.
+// int16, a tenant or key its storage key does not spell. No record the
+// engine writes has one.
 type farFields struct {
 	leaseExpiry, expiresAt time.Time // when far from 1970, else zero (never far)
 	status                 int
+	tenant, key            string // when apart
+	apart                  bool
 }
 
 // set writes rec into e at the precision every store keeps, with pos as
-// its heap position, and returns the end of its life. The caller holds
-// the shard's lock. set reads nothing of e: a new entry may lie in memory
-// the process never touched, where a read before the write would cost a
-// second page fault (the read maps the kernel's shared zero page, and
-// the write then replaces it).
-func (e *entry) set(rec *policy.Record, pos int32) int64 {
+// its heap position and its route and spec digest interned in nm, and
+// returns the end of its life. It does not release the names e referred
+// to before. The caller holds the shard's lock. set reads nothing of e: a
+// new entry may lie in memory the process never touched, where a read
+// before the write would cost a second page fault (the read maps the
+// kernel's shared zero page, and the write then replaces it).
+func (e *entry) set(rec *policy.Record, pos int32, nm *names) int64 {
 	key := rec.StorageKey
+	tAt, tLen, tOK := span(key, rec.Tenant)
+	kAt, kLen, kOK := span(key, rec.Key)
 	*e = entry{
-		key:     key,
-		tenant:  within(key, rec.Tenant),
-		rkey:    within(key, rec.Key),
-		route:   rec.Route,
-		digest:  rec.SpecDigest,
-		intent:  rec.Intent,
-		header:  rec.Header,
-		body:    rec.Body,
-		gen:     rec.Generation,
-		lease:   micros(rec.LeaseExpiry),
-		expires: micros(rec.ExpiresAt),
-		pos:     pos,
-		status:  int16(rec.Status),
-		state:   rec.State,
-		fp:      rec.Fingerprint,
+		key:       key,
+		intent:    rec.Intent,
+		header:    rec.Header,
+		body:      rec.Body,
+		gen:       rec.Generation,
+		lease:     micros(rec.LeaseExpiry),
+		expires:   micros(rec.ExpiresAt),
+		pos:       pos,
+		names:     nm.ref(rec.Route, rec.SpecDigest),
+		tenantAt:  tAt,
+		tenantLen: tLen,
+		keyAt:     kAt,
+		keyLen:    kLen,
+		status:    int16(rec.Status),
+		state:     rec.State,
+		fp:        rec.Fingerprint,
 	}
 	farLease, farExpires := farTime(rec.LeaseExpiry), farTime(rec.ExpiresAt)
-	if farLease || farExpires || int(e.status) != rec.Status {
+	if farLease || farExpires || int(e.status) != rec.Status || !tOK || !kOK {
 		e.far = &farFields{status: rec.Status}
 		if farLease {
 			e.far.leaseExpiry = storeTime(rec.LeaseExpiry)
@@ -81,38 +88,65 @@ func (e *entry) set(rec *policy.Record, pos int32) int64 {
 		if farExpires {
 			e.far.expiresAt = storeTime(rec.ExpiresAt)
 		}
+		if !tOK || !kOK {
+			e.far.tenant, e.far.key, e.far.apart = rec.Tenant, rec.Key, true
+		}
 	}
 	return e.end()
 }
 
-// within returns s, as a substring of key when key holds it, so that an
-// entry keeps no string of its own for it.
-func within(key, s string) string {
-	if i := strings.Index(key, s); i >= 0 {
-		return key[i : i+len(s)]
+// span returns where key spells s, so that an entry keeps no string of
+// its own for it; ok is false when it does not, or not within what a
+// uint16 places.
+func span(key, s string) (at, n uint16, ok bool) {
+	if len(key) > math.MaxUint16 {
+		return 0, 0, false
 	}
-	return s
+	i := strings.Index(key, s)
+	if i < 0 {
+		return 0, 0, false
+	}
+	return uint16(i), uint16(len(s)), true
 }
 
-// record returns a copy of the entry's record. The caller holds the
-// shard's lock.
-func (e *entry) record() *policy.Record {
+// tenant returns the record's Tenant.
+func (e *entry) tenant() string {
+	if e.far != nil && e.far.apart {
+		return e.far.tenant
+	}
+	at := int(e.tenantAt)
+	return e.key[at : at+int(e.tenantLen)]
+}
+
+// rkey returns the record's Key.
+func (e *entry) rkey() string {
+	if e.far != nil && e.far.apart {
+		return e.far.key
+	}
+	at := int(e.keyAt)
+	return e.key[at : at+int(e.keyLen)]
+}
+
+// record returns a copy of the entry's record, whose names are in nm.
+// The caller holds the shard's lock.
+func (e *entry) record(nm *names) *policy.Record {
 	r := new(policy.Record)
-	e.recordTo(r)
+	e.recordTo(r, nm)
 	return r
 }
 
-// recordTo writes the entry's record to r.
-func (e *entry) recordTo(r *policy.Record) {
+// recordTo writes the entry's record, whose names are in nm, to r.
+func (e *entry) recordTo(r *policy.Record, nm *names) {
+	p := nm.pair(e.names)
 	*r = policy.Record{
 		StorageKey:  e.key,
 		Generation:  e.gen,
-		Tenant:      e.tenant,
-		Key:         e.rkey,
-		Route:       e.route,
+		Tenant:      e.tenant(),
+		Key:         e.rkey(),
+		Route:       p.route,
 		State:       e.state,
 		Fingerprint: e.fp,
-		SpecDigest:  e.digest,
+		SpecDigest:  p.digest,
 		Intent:      e.intent,
 		LeaseExpiry: fromMicros(e.lease),
 		ExpiresAt:   fromMicros(e.expires),
@@ -136,22 +170,22 @@ func (e *entry) recordTo(r *policy.Record) {
 // its generation goes on counting while a late holder might still write.
 func (e *entry) end() int64 { return max(e.lease, e.expires) }
 
-// binds is [policy.Record.Binds] of the entry's record at now, which has
-// the store's precision.
-func (e *entry) binds(now time.Time) bool {
+// binds is [policy.Record.Binds] of the entry's record, whose names are
+// in nm, at now, which has the store's precision.
+func (e *entry) binds(now time.Time, nm *names) bool {
 	if e.far != nil || farTime(now) {
 		var r policy.Record
-		e.recordTo(&r)
+		e.recordTo(&r, nm)
 		return r.Binds(now)
 	}
 	us := now.UnixMicro()
 	return e.state != policy.StateNone && (us < e.expires || e.state == policy.StateInFlight && us < e.lease)
 }
 
-// equal is [Equal] of the entry's record and rec.
-func (e *entry) equal(rec *policy.Record) bool {
+// equal is [Equal] of the entry's record, whose names are in nm, and rec.
+func (e *entry) equal(rec *policy.Record, nm *names) bool {
 	var r policy.Record
-	e.recordTo(&r)
+	e.recordTo(&r, nm)
 	return Equal(&r, rec)
 }
 

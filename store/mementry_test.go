@@ -63,6 +63,9 @@ func TestEntryRoundTrip(t *testing.T) {
 		func(r *policy.Record) { r.Intent = []byte{} },
 		func(r *policy.Record) { r.Intent, r.Header, r.Body = nil, nil, nil },
 		func(r *policy.Record) { r.State = policy.StateInFlight; r.Route = "" },
+		func(r *policy.Record) { r.SpecDigest = "" },
+		func(r *policy.Record) { r.Route, r.SpecDigest = "", "" },
+		func(r *policy.Record) { r.StorageKey = strings.Repeat("k", 1<<16) + key },
 	} {
 		r := base
 		r.LeaseExpiry, r.ExpiresAt = time.Unix(1_800_000_000, 5_000), time.Unix(1_800_086_400, 0)
@@ -72,12 +75,13 @@ func TestEntryRoundTrip(t *testing.T) {
 	for _, rec := range cases {
 		want := rec
 		want.LeaseExpiry, want.ExpiresAt = storeTime(rec.LeaseExpiry), storeTime(rec.ExpiresAt)
+		var nm names
 		e := entry{pos: 3}
-		end := e.set(&rec, 7)
+		end := e.set(&rec, 7, &nm)
 		if e.pos != 7 {
 			t.Errorf("set at heap position 7 left the entry at %d", e.pos)
 		}
-		got := e.record()
+		got := e.record(&nm)
 		if diff := cmp.Diff(&want, got, cmp.Comparer(func(a, b fingerprint.Fingerprint) bool { return a == b })); diff != "" {
 			t.Errorf("lease %v, expires %v, status %d: record (-want +got):\n%s", rec.LeaseExpiry, rec.ExpiresAt, rec.Status, diff)
 		}
@@ -87,7 +91,7 @@ func TestEntryRoundTrip(t *testing.T) {
 		if got.LeaseExpiry != want.LeaseExpiry || got.ExpiresAt != want.ExpiresAt {
 			t.Errorf("times %#v, %#v came back as %#v, %#v", want.LeaseExpiry, want.ExpiresAt, got.LeaseExpiry, got.ExpiresAt)
 		}
-		if !e.equal(&rec) {
+		if !e.equal(&rec, &nm) {
 			t.Errorf("lease %v, expires %v: the entry is not Equal to the record it was set to", rec.LeaseExpiry, rec.ExpiresAt)
 		}
 		if wantEnd := max(micros(rec.LeaseExpiry), micros(rec.ExpiresAt)); end != wantEnd || e.end() != wantEnd {
@@ -97,7 +101,7 @@ func TestEntryRoundTrip(t *testing.T) {
 			now = storeTime(now)
 			for _, state := range []policy.State{policy.StateNone, policy.StateInFlight, policy.StateCompleted} {
 				e.state, want.State = state, state
-				if got, want := e.binds(now), want.Binds(now); got != want {
+				if got, want := e.binds(now, &nm), want.Binds(now); got != want {
 					t.Errorf("lease %v, expires %v, state %v: binds(%v) = %v, want %v", rec.LeaseExpiry, rec.ExpiresAt, state, now, got, want)
 				}
 			}
@@ -111,14 +115,56 @@ func TestEntryTenantKeyWithin(t *testing.T) {
 	key := "idem1:4:acme:17:POST /v1/payments:7:abc-123"
 	rec := policy.Record{StorageKey: key, Tenant: strings.Clone("acme"), Key: strings.Clone("abc-123"), Generation: 1, State: policy.StateInFlight}
 	var e entry
-	e.set(&rec, 0)
+	e.set(&rec, 0, new(names))
 	start, end := uintptr(unsafe.Pointer(unsafe.StringData(key))), uintptr(unsafe.Pointer(unsafe.StringData(key)))+uintptr(len(key))
-	for name, s := range map[string]string{"tenant": e.tenant, "key": e.rkey} {
+	for name, s := range map[string]string{"tenant": e.tenant(), "key": e.rkey()} {
 		if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p < start || p >= end {
 			t.Errorf("the entry's %s %q is not within its storage key", name, s)
 		}
 	}
-	if e.tenant != "acme" || e.rkey != "abc-123" {
-		t.Errorf("tenant %q, key %q, want acme, abc-123", e.tenant, e.rkey)
+	if e.tenant() != "acme" || e.rkey() != "abc-123" || e.far != nil {
+		t.Errorf("tenant %q, key %q (far: %v), want acme, abc-123 in the storage key", e.tenant(), e.rkey(), e.far != nil)
+	}
+}
+
+// names gives one reference to equal pairs and another to each other
+// pair, counts the entries referring to a pair, forgets it with the last
+// and reuses its reference for another.
+func TestNames(t *testing.T) {
+	var nm names
+	if r := nm.ref("", ""); r != 0 || nm.pair(0) != (namePair{}) {
+		t.Fatalf("the empty pair has reference %d, pair %q", r, nm.pair(0))
+	}
+	nm.release(0)
+	a := nm.ref("POST /pay", "d1")
+	b := nm.ref("POST /refund", "d1")
+	a2 := nm.ref(strings.Clone("POST /pay"), strings.Clone("d1"))
+	c := nm.ref("POST /pay", "d2")
+	if a == 0 || a2 != a || b == a || c == a || c == b {
+		t.Fatalf("references %d, %d, %d, %d: want equal pairs alike and others apart, none 0", a, b, a2, c)
+	}
+	if got := nm.pair(b); got != (namePair{"POST /refund", "d1"}) {
+		t.Errorf("pair(%d) = %q", b, got)
+	}
+	nm.release(a)
+	if got := nm.pair(a); got != (namePair{"POST /pay", "d1"}) || len(nm.free) != 0 {
+		t.Errorf("a pair still referred to was forgotten: %q, free %v", got, nm.free)
+	}
+	nm.release(a2)
+	if got := nm.pair(a); got != (namePair{}) || len(nm.index) != 2 {
+		t.Errorf("the last release left pair %q, %d indexed", got, len(nm.index))
+	}
+	// The forgotten reference goes to the next new pair, and the old pair
+	// gets a reference anew.
+	d := nm.ref("PUT /x", "d3")
+	e := nm.ref("POST /pay", "d1")
+	if d != a || e == d || nm.pair(d) != (namePair{"PUT /x", "d3"}) || nm.pair(e) != (namePair{"POST /pay", "d1"}) {
+		t.Errorf("after reuse: %d %q, %d %q", d, nm.pair(d), e, nm.pair(e))
+	}
+	for _, r := range []uint32{b, c, d, e} {
+		nm.release(r)
+	}
+	if len(nm.index) != 0 || len(nm.free) != len(nm.pairs) {
+		t.Errorf("all released: %d indexed, %d free of %d", len(nm.index), len(nm.free), len(nm.pairs))
 	}
 }

@@ -55,6 +55,7 @@ type shard struct {
 	used  int32   // slots ever handed out, free ones included
 	free  []int32 // slots of removed entries, for reuse
 	byEnd endHeap
+	names names // the routes and spec digests of its entries
 	// lastGen is the highest generation the shard gave or wrote.
 	lastGen uint64
 	// top is at least the end of every entry in byEnd, so that an entry
@@ -67,9 +68,9 @@ type shard struct {
 
 // chunkSize is the number of entries allocated at once: a new record
 // costs no allocation of its own, and the store's memory holds few
-// objects for the garbage collector to visit. 36 entries fill an 8 KiB
+// objects for the garbage collector to visit. 46 entries fill an 8 KiB
 // size class of the allocator (TestChunkSize holds it so).
-const chunkSize = 36
+const chunkSize = 46
 
 // sweepPerOp is how many ended records an operation removes on its way,
 // so that sweeping keeps pace with writing without a goroutine.
@@ -163,13 +164,13 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		sh.sweep(m, now, sweepPerOp)
 		pe := sh.lookupHashed(h, key)
 		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
-		if p != nil && p.binds(now) || n != nil && n.binds(now) {
+		if p != nil && p.binds(now, &sh.names) || n != nil && n.binds(now, &sh.names) {
 			out := Outcome{Now: now, read: read}
 			if p != nil {
-				out.Primary = p.record()
+				out.Primary = p.record(&sh.names)
 			}
 			if n != nil {
-				out.NewIdentity = n.record()
+				out.NewIdentity = n.record(&sh.names)
 			}
 			sh.mu.Unlock()
 			return out, nil
@@ -190,7 +191,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
 		out := Outcome{Reserved: true, Now: now, read: read}
-		sh.put(m, key, h, pe, &rec).recordTo(&out.Record)
+		sh.put(m, key, h, pe, &rec).recordTo(&out.Record, &sh.names)
 		sh.mu.Unlock()
 		return out, nil
 	}
@@ -234,7 +235,7 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 		var curGen uint64
 		if cur != nil {
 			curGen = cur.gen
-			if curGen == rec.Generation && rec.State != policy.StateInFlight && cur.equal(&rec) {
+			if curGen == rec.Generation && rec.State != policy.StateInFlight && cur.equal(&rec, &sh.names) {
 				sh.mu.Unlock()
 				return nil // a retried write that happened
 			}
@@ -267,7 +268,7 @@ func (m *Memory) Read(ctx context.Context, storageKey string) (*policy.Record, e
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := sh.alive(storageKey, now); e != nil {
-		return e.record(), nil
+		return e.record(&sh.names), nil
 	}
 	return nil, nil
 }
@@ -327,7 +328,7 @@ func (m *Memory) PurgeTenant(ctx context.Context, tenant string) (int, error) {
 		sh := &m.shards[i]
 		sh.mu.Lock()
 		for slot := range sh.used { // a free slot's entry is zeroed: no key
-			if e := sh.entry(slot); e.key != "" && e.tenant == tenant {
+			if e := sh.entry(slot); e.key != "" && e.tenant() == tenant {
 				sh.remove(m, e)
 				n++
 			}
@@ -418,13 +419,16 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 			sh.used++
 		}
 		e = sh.entry(slot)
-		end := e.set(rec, 0) // push places it
+		end := e.set(rec, 0, &sh.names) // push places it
 		sh.ix.add(h, slot)
 		sh.byEnd.push(sh, heapItem{end, slot})
 		m.count.Add(1)
 		return e
 	}
-	if was, end := e.end(), e.set(rec, e.pos); end != was {
+	was, names := e.end(), e.names
+	end := e.set(rec, e.pos, &sh.names)
+	sh.names.release(names) // after set took its own: a pair kept is not forgotten
+	if end != was {
 		sh.byEnd.at(int(e.pos)).end = end
 		if end > was {
 			// A later end only sinks: its parent needs no reading.
@@ -443,6 +447,7 @@ func (sh *shard) remove(m *Memory, e *entry) {
 	slot := sh.byEnd.at(int(e.pos)).slot
 	sh.byEnd.remove(sh, int(e.pos))
 	sh.ix.remove(maphash.String(sh.seed, e.key), slot)
+	sh.names.release(e.names)
 	*e = entry{} // drop what the record refers to
 	sh.free = append(sh.free, slot)
 	m.count.Add(-1)
@@ -465,7 +470,7 @@ func (sh *shard) guardHolds(g Guard, now time.Time) bool {
 		return true
 	}
 	e := sh.alive(g.StorageKey, now)
-	binds := e != nil && e.binds(now)
+	binds := e != nil && e.binds(now, &sh.names)
 	if g.Generation == 0 {
 		return !binds
 	}
@@ -473,8 +478,9 @@ func (sh *shard) guardHolds(g Guard, now time.Time) bool {
 }
 
 // endHeap orders a shard's entries by the end of their life, kept in the
-// heap itself, so that sifting reads no entry; it holds no pointer, so the
-// garbage collector never reads it either. Each entry knows its position.
+// heap itself, so that sifting reads no entry; its items hold no pointer,
+// so the garbage collector never reads them either. Each entry knows its
+// position.
 // The heap lives in blocks of heapBlock items: growing it copies nothing
 // and leaves no old array behind, where a slice that doubles would copy
 // every item and, until the next collection, hold its old array as well.

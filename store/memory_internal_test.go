@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"net/http"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -57,15 +58,50 @@ func checkShards(t *testing.T, m *Memory) {
 			}
 		}
 		for _, slot := range sh.free {
-			if e := sh.entry(slot); e.key != "" || e.tenant != "" || e.rkey != "" || e.route != "" || e.digest != "" ||
-				e.intent != nil || e.header != nil || e.body != nil || e.far != nil {
+			if e := sh.entry(slot); !reflect.ValueOf(*e).IsZero() {
 				t.Fatalf("shard %d: free slot %d still holds a record", i, slot)
 			}
 		}
+		checkNames(t, i, sh)
 		total += sh.ix.n
 	}
 	if m.Len() != total {
 		t.Fatalf("Len = %d, want %d", m.Len(), total)
+	}
+}
+
+// checkNames verifies a shard's names: each pair counts the entries that
+// refer to it, is indexed under itself, and is forgotten with the last.
+func checkNames(t *testing.T, i int, sh *shard) {
+	t.Helper()
+	nm := &sh.names
+	counted := make([]int, len(nm.pairs))
+	for slot := range sh.used {
+		if e := sh.entry(slot); e.names != 0 {
+			counted[e.names-1]++
+		}
+	}
+	free := map[uint32]bool{}
+	for _, r := range nm.free {
+		free[r] = true
+	}
+	live := 0
+	for j, p := range nm.pairs {
+		r := uint32(j + 1)
+		switch {
+		case nm.refs[j] != counted[j]:
+			t.Fatalf("shard %d: pair %d %q counts %d entries, %d refer to it", i, r, p, nm.refs[j], counted[j])
+		case counted[j] == 0 && (!free[r] || p != namePair{}):
+			t.Fatalf("shard %d: pair %d %q has no entry but is not forgotten", i, r, p)
+		case counted[j] > 0 && (free[r] || nm.index[p] != r):
+			t.Fatalf("shard %d: pair %d %q is in use but free or indexed as %d", i, r, p, nm.index[p])
+		}
+		if counted[j] > 0 {
+			live++
+		}
+	}
+	if len(nm.index) != live {
+		t.Fatalf("shard %d: %d pairs indexed, %d in use", i, len(nm.index), live)
 	}
 }
 
@@ -275,9 +311,12 @@ func TestStoreTimeAgreesWithTruncate(t *testing.T) {
 // A chunk of entries fills the 8 KiB size class and no more: a field
 // added to entry must change chunkSize with it.
 func TestChunkSize(t *testing.T) {
+	// An object with pointers of more than 512 bytes takes an 8-byte
+	// header of the allocator's besides.
+	const header = 8
 	size, one := unsafe.Sizeof([chunkSize]entry{}), unsafe.Sizeof(entry{})
-	if size > 8192 || size+one <= 8192 {
-		t.Errorf("%d entries of %d bytes take %d bytes: chunkSize should be %d", chunkSize, one, size, 8192/one)
+	if size+header > 8192 || size+one+header <= 8192 {
+		t.Errorf("%d entries of %d bytes take %d bytes: chunkSize should be %d", chunkSize, one, size, (8192-header)/one)
 	}
 }
 
