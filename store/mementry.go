@@ -97,12 +97,16 @@ func (e *entry) set(rec *policy.Record, pos int32, nm *names) int64 {
 
 // span returns where key spells s, so that an entry keeps no string of
 // its own for it; ok is false when it does not, or not within what a
-// uint16 places.
+// uint16 places. A primary storage key ends with the client's key: that
+// place is tried first.
 func span(key, s string) (at, n uint16, ok bool) {
 	if len(key) > math.MaxUint16 {
 		return 0, 0, false
 	}
-	i := strings.Index(key, s)
+	i := len(key) - len(s)
+	if !strings.HasSuffix(key, s) {
+		i = strings.Index(key, s)
+	}
 	if i < 0 {
 		return 0, 0, false
 	}
