@@ -112,9 +112,11 @@ func BenchmarkMemoryPairs(b *testing.B) {
 				for pb.Next() {
 					k := "k" + strconv.FormatInt(next.Add(1), 36)
 					buf = append(append(strconv.AppendInt(append(buf[:0], prefix...), int64(len(k)), 10), ':'), k...)
-					res.Record.StorageKey = string(buf)
+					// The record's key is its storage key's, as in the
+					// engine's records.
+					res.Record.StorageKey, res.Record.Key = string(buf), k
 					d := done
-					d.StorageKey = res.Record.StorageKey
+					d.StorageKey, d.Key = res.Record.StorageKey, k
 					if err := pair(ctx, res, d); err != nil {
 						b.Error(err)
 						return
