@@ -30,7 +30,7 @@ type entry struct {
 	// microseconds, clamped to an int64 (far holds a time beyond it).
 	lease, expires int64
 	pos            int32  // in the shard's heap
-	names          uint32 // the Route and SpecDigest, in the shard's names
+	pair           uint32 // the Route and SpecDigest: a reference into the shard's names
 	// The Tenant and Key are key[tenantAt:][:tenantLen] and
 	// key[keyAt:][:keyLen], unless far holds them.
 	tenantAt, tenantLen, keyAt, keyLen uint16
@@ -70,7 +70,7 @@ func (e *entry) set(rec *policy.Record, pos int32, nm *names) int64 {
 		lease:     micros(rec.LeaseExpiry),
 		expires:   micros(rec.ExpiresAt),
 		pos:       pos,
-		names:     nm.ref(rec.Route, rec.SpecDigest),
+		pair:      nm.ref(rec.Route, rec.SpecDigest),
 		tenantAt:  tAt,
 		tenantLen: tLen,
 		keyAt:     kAt,
@@ -141,7 +141,7 @@ func (e *entry) record(nm *names) *policy.Record {
 
 // recordTo writes the entry's record, whose names are in nm, to r.
 func (e *entry) recordTo(r *policy.Record, nm *names) {
-	p := nm.pair(e.names)
+	p := nm.pair(e.pair)
 	*r = policy.Record{
 		StorageKey:  e.key,
 		Generation:  e.gen,

@@ -425,9 +425,9 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 		m.count.Add(1)
 		return e
 	}
-	was, names := e.end(), e.names
+	was, pair := e.end(), e.pair
 	end := e.set(rec, e.pos, &sh.names)
-	sh.names.release(names) // after set took its own: a pair kept is not forgotten
+	sh.names.release(pair) // after set took its own: a pair kept is not forgotten
 	if end != was {
 		sh.byEnd.at(int(e.pos)).end = end
 		if end > was {
@@ -447,7 +447,7 @@ func (sh *shard) remove(m *Memory, e *entry) {
 	slot := sh.byEnd.at(int(e.pos)).slot
 	sh.byEnd.remove(sh, int(e.pos))
 	sh.ix.remove(maphash.String(sh.seed, e.key), slot)
-	sh.names.release(e.names)
+	sh.names.release(e.pair)
 	*e = entry{} // drop what the record refers to
 	sh.free = append(sh.free, slot)
 	m.count.Add(-1)

@@ -77,8 +77,8 @@ func checkNames(t *testing.T, i int, sh *shard) {
 	nm := &sh.names
 	counted := make([]int, len(nm.pairs))
 	for slot := range sh.used {
-		if e := sh.entry(slot); e.names != 0 {
-			counted[e.names-1]++
+		if e := sh.entry(slot); e.pair != 0 {
+			counted[e.pair-1]++
 		}
 	}
 	free := map[uint32]bool{}
