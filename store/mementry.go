@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/policy"
@@ -15,7 +16,7 @@ import (
 // first time. Times are Unix microseconds (what every store keeps) rather
 // than time.Time, the status is an int16, the tenant and key are spans of
 // the storage key (where the engine's records always spell them), the
-// route and spec digest a reference to the shard's names, and the end of
+// route and spec digest one handle, and the end of
 // life and the key's hash are computed rather than kept. What does not
 // fit, far holds. The record is written in place, under the shard's
 // lock; callers get copies.
@@ -25,12 +26,12 @@ type entry struct {
 	header policy.Header
 	body   []byte
 	far    *farFields
+	pair   unique.Handle[namePair] // the Route and SpecDigest
 	gen    uint64
 	// lease and expires are LeaseExpiry and ExpiresAt in Unix
 	// microseconds, clamped to an int64 (far holds a time beyond it).
 	lease, expires int64
-	pos            int32  // in the shard's heap
-	pair           uint32 // the Route and SpecDigest: a reference into the shard's names
+	pos            int32 // in the shard's heap
 	// The Tenant and Key are key[tenantAt:][:tenantLen] and
 	// key[keyAt:][:keyLen], unless far holds them.
 	tenantAt, tenantLen, keyAt, keyLen uint16
@@ -51,9 +52,9 @@ type farFields struct {
 }
 
 // set writes rec into e at the precision every store keeps, with pos as
-// its heap position and its route and spec digest interned in nm, and
-// returns the end of its life. It does not release the names e referred
-// to before. The caller holds the shard's lock. set reads nothing of e: a
+// its heap position and the handle nm makes of its route and spec
+// digest, and returns the end of its life. The caller holds the shard's
+// lock. set reads nothing of e: a
 // new entry may lie in memory the process never touched, where a read
 // before the write would cost a second page fault (the read maps the
 // kernel's shared zero page, and the write then replaces it).
@@ -131,17 +132,17 @@ func (e *entry) rkey() string {
 	return e.key[at : at+int(e.keyLen)]
 }
 
-// record returns a copy of the entry's record, whose names are in nm.
+// record returns a copy of the entry's record.
 // The caller holds the shard's lock.
-func (e *entry) record(nm *names) *policy.Record {
+func (e *entry) record() *policy.Record {
 	r := new(policy.Record)
-	e.recordTo(r, nm)
+	e.recordTo(r)
 	return r
 }
 
-// recordTo writes the entry's record, whose names are in nm, to r.
-func (e *entry) recordTo(r *policy.Record, nm *names) {
-	p := nm.pair(e.pair)
+// recordTo writes the entry's record to r.
+func (e *entry) recordTo(r *policy.Record) {
+	p := e.pair.Value()
 	*r = policy.Record{
 		StorageKey:  e.key,
 		Generation:  e.gen,
@@ -174,22 +175,22 @@ func (e *entry) recordTo(r *policy.Record, nm *names) {
 // its generation goes on counting while a late holder might still write.
 func (e *entry) end() int64 { return max(e.lease, e.expires) }
 
-// binds is [policy.Record.Binds] of the entry's record, whose names are
-// in nm, at now, which has the store's precision.
-func (e *entry) binds(now time.Time, nm *names) bool {
+// binds is [policy.Record.Binds] of the entry's record at now, which has
+// the store's precision.
+func (e *entry) binds(now time.Time) bool {
 	if e.far != nil || farTime(now) {
 		var r policy.Record
-		e.recordTo(&r, nm)
+		e.recordTo(&r)
 		return r.Binds(now)
 	}
 	us := now.UnixMicro()
 	return e.state != policy.StateNone && (us < e.expires || e.state == policy.StateInFlight && us < e.lease)
 }
 
-// equal is [Equal] of the entry's record, whose names are in nm, and rec.
-func (e *entry) equal(rec *policy.Record, nm *names) bool {
+// equal is [Equal] of the entry's record and rec.
+func (e *entry) equal(rec *policy.Record) bool {
 	var r policy.Record
-	e.recordTo(&r, nm)
+	e.recordTo(&r)
 	return Equal(&r, rec)
 }
 

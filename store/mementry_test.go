@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unique"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,7 +82,7 @@ func TestEntryRoundTrip(t *testing.T) {
 		if e.pos != 7 {
 			t.Errorf("set at heap position 7 left the entry at %d", e.pos)
 		}
-		got := e.record(&nm)
+		got := e.record()
 		if diff := cmp.Diff(&want, got, cmp.Comparer(func(a, b fingerprint.Fingerprint) bool { return a == b })); diff != "" {
 			t.Errorf("lease %v, expires %v, status %d: record (-want +got):\n%s", rec.LeaseExpiry, rec.ExpiresAt, rec.Status, diff)
 		}
@@ -91,7 +92,7 @@ func TestEntryRoundTrip(t *testing.T) {
 		if got.LeaseExpiry != want.LeaseExpiry || got.ExpiresAt != want.ExpiresAt {
 			t.Errorf("times %#v, %#v came back as %#v, %#v", want.LeaseExpiry, want.ExpiresAt, got.LeaseExpiry, got.ExpiresAt)
 		}
-		if !e.equal(&rec, &nm) {
+		if !e.equal(&rec) {
 			t.Errorf("lease %v, expires %v: the entry is not Equal to the record it was set to", rec.LeaseExpiry, rec.ExpiresAt)
 		}
 		if wantEnd := max(micros(rec.LeaseExpiry), micros(rec.ExpiresAt)); end != wantEnd || e.end() != wantEnd {
@@ -101,7 +102,7 @@ func TestEntryRoundTrip(t *testing.T) {
 			now = storeTime(now)
 			for _, state := range []policy.State{policy.StateNone, policy.StateInFlight, policy.StateCompleted} {
 				e.state, want.State = state, state
-				if got, want := e.binds(now, &nm), want.Binds(now); got != want {
+				if got, want := e.binds(now), want.Binds(now); got != want {
 					t.Errorf("lease %v, expires %v, state %v: binds(%v) = %v, want %v", rec.LeaseExpiry, rec.ExpiresAt, state, now, got, want)
 				}
 			}
@@ -127,44 +128,24 @@ func TestEntryTenantKeyWithin(t *testing.T) {
 	}
 }
 
-// names gives one reference to equal pairs and another to each other
-// pair, counts the entries referring to a pair, forgets it with the last
-// and reuses its reference for another.
+// names gives equal pairs one handle and other pairs another, whether
+// it made the last one or not, and a handle gives back its pair.
 func TestNames(t *testing.T) {
 	var nm names
-	if r := nm.ref("", ""); r != 0 || nm.pair(0) != (namePair{}) {
-		t.Fatalf("the empty pair has reference %d, pair %q", r, nm.pair(0))
-	}
-	nm.release(0)
+	empty := nm.ref("", "")
 	a := nm.ref("POST /pay", "d1")
-	b := nm.ref("POST /refund", "d1")
 	a2 := nm.ref(strings.Clone("POST /pay"), strings.Clone("d1"))
+	b := nm.ref("POST /refund", "d1")
 	c := nm.ref("POST /pay", "d2")
-	if a == 0 || a2 != a || b == a || c == a || c == b {
-		t.Fatalf("references %d, %d, %d, %d: want equal pairs alike and others apart, none 0", a, b, a2, c)
+	a3 := nm.ref("POST /pay", "d1")
+	if a2 != a || a3 != a || b == a || c == a || c == b || empty == a {
+		t.Fatalf("handles: want equal pairs alike and others apart")
 	}
-	if got := nm.pair(b); got != (namePair{"POST /refund", "d1"}) {
-		t.Errorf("pair(%d) = %q", b, got)
-	}
-	nm.release(a)
-	if got := nm.pair(a); got != (namePair{"POST /pay", "d1"}) || len(nm.free) != 0 {
-		t.Errorf("a pair still referred to was forgotten: %q, free %v", got, nm.free)
-	}
-	nm.release(a2)
-	if got := nm.pair(a); got != (namePair{}) || len(nm.index) != 2 {
-		t.Errorf("the last release left pair %q, %d indexed", got, len(nm.index))
-	}
-	// The forgotten reference goes to the next new pair, and the old pair
-	// gets a reference anew.
-	d := nm.ref("PUT /x", "d3")
-	e := nm.ref("POST /pay", "d1")
-	if d != a || e == d || nm.pair(d) != (namePair{"PUT /x", "d3"}) || nm.pair(e) != (namePair{"POST /pay", "d1"}) {
-		t.Errorf("after reuse: %d %q, %d %q", d, nm.pair(d), e, nm.pair(e))
-	}
-	for _, r := range []uint32{b, c, d, e} {
-		nm.release(r)
-	}
-	if len(nm.index) != 0 || len(nm.free) != len(nm.pairs) {
-		t.Errorf("all released: %d indexed, %d free of %d", len(nm.index), len(nm.free), len(nm.pairs))
+	for h, want := range map[unique.Handle[namePair]]namePair{
+		empty: {}, a: {"POST /pay", "d1"}, b: {"POST /refund", "d1"}, c: {"POST /pay", "d2"},
+	} {
+		if got := h.Value(); got != want {
+			t.Errorf("handle of %q gives back %q", want, got)
+		}
 	}
 }

@@ -55,7 +55,7 @@ type shard struct {
 	used  int32   // slots ever handed out, free ones included
 	free  []int32 // slots of removed entries, for reuse
 	byEnd endHeap
-	names names // the routes and spec digests of its entries
+	names names // makes its entries' handles of routes and spec digests
 	// lastGen is the highest generation the shard gave or wrote.
 	lastGen uint64
 	// top is at least the end of every entry in byEnd, so that an entry
@@ -164,13 +164,13 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		sh.sweep(m, now, sweepPerOp)
 		pe := sh.lookupHashed(h, key)
 		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
-		if p != nil && p.binds(now, &sh.names) || n != nil && n.binds(now, &sh.names) {
+		if p != nil && p.binds(now) || n != nil && n.binds(now) {
 			out := Outcome{Now: now, read: read}
 			if p != nil {
-				out.Primary = p.record(&sh.names)
+				out.Primary = p.record()
 			}
 			if n != nil {
-				out.NewIdentity = n.record(&sh.names)
+				out.NewIdentity = n.record()
 			}
 			sh.mu.Unlock()
 			return out, nil
@@ -191,7 +191,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
 		out := Outcome{Reserved: true, Now: now, read: read}
-		sh.put(m, key, h, pe, &rec).recordTo(&out.Record, &sh.names)
+		sh.put(m, key, h, pe, &rec).recordTo(&out.Record)
 		sh.mu.Unlock()
 		return out, nil
 	}
@@ -235,7 +235,7 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 		var curGen uint64
 		if cur != nil {
 			curGen = cur.gen
-			if curGen == rec.Generation && rec.State != policy.StateInFlight && cur.equal(&rec, &sh.names) {
+			if curGen == rec.Generation && rec.State != policy.StateInFlight && cur.equal(&rec) {
 				sh.mu.Unlock()
 				return nil // a retried write that happened
 			}
@@ -268,7 +268,7 @@ func (m *Memory) Read(ctx context.Context, storageKey string) (*policy.Record, e
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := sh.alive(storageKey, now); e != nil {
-		return e.record(&sh.names), nil
+		return e.record(), nil
 	}
 	return nil, nil
 }
@@ -425,10 +425,7 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 		m.count.Add(1)
 		return e
 	}
-	was, pair := e.end(), e.pair
-	end := e.set(rec, e.pos, &sh.names)
-	sh.names.release(pair) // after set took its own: a pair kept is not forgotten
-	if end != was {
+	if was, end := e.end(), e.set(rec, e.pos, &sh.names); end != was {
 		sh.byEnd.at(int(e.pos)).end = end
 		if end > was {
 			// A later end only sinks: its parent needs no reading.
@@ -447,7 +444,6 @@ func (sh *shard) remove(m *Memory, e *entry) {
 	slot := sh.byEnd.at(int(e.pos)).slot
 	sh.byEnd.remove(sh, int(e.pos))
 	sh.ix.remove(maphash.String(sh.seed, e.key), slot)
-	sh.names.release(e.pair)
 	*e = entry{} // drop what the record refers to
 	sh.free = append(sh.free, slot)
 	m.count.Add(-1)
@@ -470,7 +466,7 @@ func (sh *shard) guardHolds(g Guard, now time.Time) bool {
 		return true
 	}
 	e := sh.alive(g.StorageKey, now)
-	binds := e != nil && e.binds(now, &sh.names)
+	binds := e != nil && e.binds(now)
 	if g.Generation == 0 {
 		return !binds
 	}
@@ -480,8 +476,7 @@ func (sh *shard) guardHolds(g Guard, now time.Time) bool {
 // endHeap orders a shard's entries by the end of their life, kept in the
 // heap itself, so that sifting reads no entry; its items hold no pointer,
 // so the garbage collector never reads them either. Each entry knows its
-// position.
-// The heap lives in blocks of heapBlock items: growing it copies nothing
+// position. The heap lives in blocks of heapBlock items: growing it copies nothing
 // and leaves no old array behind, where a slice that doubles would copy
 // every item and, until the next collection, hold its old array as well.
 type endHeap struct {

@@ -62,46 +62,10 @@ func checkShards(t *testing.T, m *Memory) {
 				t.Fatalf("shard %d: free slot %d still holds a record", i, slot)
 			}
 		}
-		checkNames(t, i, sh)
 		total += sh.ix.n
 	}
 	if m.Len() != total {
 		t.Fatalf("Len = %d, want %d", m.Len(), total)
-	}
-}
-
-// checkNames verifies a shard's names: each pair counts the entries that
-// refer to it, is indexed under itself, and is forgotten with the last.
-func checkNames(t *testing.T, i int, sh *shard) {
-	t.Helper()
-	nm := &sh.names
-	counted := make([]int, len(nm.pairs))
-	for slot := range sh.used {
-		if e := sh.entry(slot); e.pair != 0 {
-			counted[e.pair-1]++
-		}
-	}
-	free := map[uint32]bool{}
-	for _, r := range nm.free {
-		free[r] = true
-	}
-	live := 0
-	for j, p := range nm.pairs {
-		r := uint32(j + 1)
-		switch {
-		case nm.refs[j] != counted[j]:
-			t.Fatalf("shard %d: pair %d %q counts %d entries, %d refer to it", i, r, p, nm.refs[j], counted[j])
-		case counted[j] == 0 && (!free[r] || p != namePair{}):
-			t.Fatalf("shard %d: pair %d %q has no entry but is not forgotten", i, r, p)
-		case counted[j] > 0 && (free[r] || nm.index[p] != r):
-			t.Fatalf("shard %d: pair %d %q is in use but free or indexed as %d", i, r, p, nm.index[p])
-		}
-		if counted[j] > 0 {
-			live++
-		}
-	}
-	if len(nm.index) != live {
-		t.Fatalf("shard %d: %d pairs indexed, %d in use", i, len(nm.index), live)
 	}
 }
 
