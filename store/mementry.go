@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 	"unique"
+	"unsafe"
 
 	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/policy"
@@ -16,22 +17,26 @@ import (
 // first time. Times are Unix microseconds (what every store keeps) rather
 // than time.Time, the status is an int16, the tenant and key are spans of
 // the storage key (where the engine's records always spell them), the
-// route and spec digest one handle, and the end of
-// life and the key's hash are computed rather than kept. What does not
-// fit, far holds. The record is written in place, under the shard's
-// lock; callers get copies.
+// header and body a pointer and a 32-bit length each, the route and spec
+// digest one handle, and the end of life and the key's hash are computed
+// rather than kept. What does not fit, far holds, and so does the intent
+// projection, which only rules that opt in keep. The record is written in
+// place, under the shard's lock; callers get copies.
 type entry struct {
-	key    string // the StorageKey; "" in a free slot
-	intent []byte
-	header policy.Header
-	body   []byte
+	key string // the StorageKey; "" in a free slot
+	// The Header and Body are unsafe.Slice(header, headerLen) and
+	// unsafe.Slice(body, bodyLen), unless far holds them: a length, not
+	// a slice, so that 16 bytes are not kept for their capacities.
+	header *policy.HeaderField
+	body   *byte
 	far    *farFields
 	pair   unique.Handle[namePair] // the Route and SpecDigest
 	gen    uint64
 	// lease and expires are LeaseExpiry and ExpiresAt in Unix
 	// microseconds, clamped to an int64 (far holds a time beyond it).
-	lease, expires int64
-	pos            int32 // in the shard's heap
+	lease, expires     int64
+	pos                int32 // in the shard's heap
+	headerLen, bodyLen uint32
 	// The Tenant and Key are key[tenantAt:][:tenantLen] and
 	// key[keyAt:][:keyLen], unless far holds them.
 	tenantAt, tenantLen, keyAt, keyLen uint16
@@ -42,14 +47,23 @@ type entry struct {
 
 // farFields are a record's values that an entry's compact fields cannot
 // hold: a time more than 292,000 years from 1970, a status beyond an
-// int16, a tenant or key its storage key does not spell. No record the
-// engine writes has one.
+// int16, a tenant or key its storage key does not spell, a header or body
+// of 2^32 elements or more; and its intent projection. No record the
+// engine writes has one, unless its rule stores intent.
 type farFields struct {
 	leaseExpiry, expiresAt time.Time // when far from 1970, else zero (never far)
 	status                 int
 	tenant, key            string // when apart
 	apart                  bool
+	long                   bool // header and body are the record's
+	header                 policy.Header
+	body                   []byte
+	intent                 []byte
 }
+
+// maxShortLen is the longest header or body an entry keeps in itself;
+// a variable, so that a test can reach the fallback without 4 GiB.
+var maxShortLen uint64 = math.MaxUint32
 
 // set writes rec into e at the precision every store keeps, with pos as
 // its heap position and the handle nm makes of its route and spec
@@ -62,11 +76,9 @@ func (e *entry) set(rec *policy.Record, pos int32, nm *names) int64 {
 	key := rec.StorageKey
 	tAt, tLen, tOK := span(key, rec.Tenant)
 	kAt, kLen, kOK := span(key, rec.Key)
+	long := uint64(len(rec.Header)) > maxShortLen || uint64(len(rec.Body)) > maxShortLen
 	*e = entry{
 		key:       key,
-		intent:    rec.Intent,
-		header:    rec.Header,
-		body:      rec.Body,
 		gen:       rec.Generation,
 		lease:     micros(rec.LeaseExpiry),
 		expires:   micros(rec.ExpiresAt),
@@ -80,9 +92,16 @@ func (e *entry) set(rec *policy.Record, pos int32, nm *names) int64 {
 		state:     rec.State,
 		fp:        rec.Fingerprint,
 	}
+	if !long {
+		e.header, e.headerLen = unsafe.SliceData(rec.Header), uint32(len(rec.Header))
+		e.body, e.bodyLen = unsafe.SliceData(rec.Body), uint32(len(rec.Body))
+	}
 	farLease, farExpires := farTime(rec.LeaseExpiry), farTime(rec.ExpiresAt)
-	if farLease || farExpires || int(e.status) != rec.Status || !tOK || !kOK {
-		e.far = &farFields{status: rec.Status}
+	if farLease || farExpires || int(e.status) != rec.Status || !tOK || !kOK || long || rec.Intent != nil {
+		e.far = &farFields{status: rec.Status, intent: rec.Intent}
+		if long {
+			e.far.long, e.far.header, e.far.body = true, rec.Header, rec.Body
+		}
 		if farLease {
 			e.far.leaseExpiry = storeTime(rec.LeaseExpiry)
 		}
@@ -152,15 +171,19 @@ func (e *entry) recordTo(r *policy.Record) {
 		State:       e.state,
 		Fingerprint: e.fp,
 		SpecDigest:  p.digest,
-		Intent:      e.intent,
 		LeaseExpiry: fromMicros(e.lease),
 		ExpiresAt:   fromMicros(e.expires),
 		Status:      int(e.status),
-		Header:      e.header,
-		Body:        e.body,
+		// A capacity of the length: an append to a record handed out
+		// never writes into the stored bytes.
+		Header: unsafe.Slice(e.header, e.headerLen),
+		Body:   unsafe.Slice(e.body, e.bodyLen),
 	}
 	if f := e.far; f != nil {
-		r.Status = f.status
+		r.Status, r.Intent = f.status, f.intent
+		if f.long {
+			r.Header, r.Body = f.header, f.body
+		}
 		if !f.leaseExpiry.IsZero() {
 			r.LeaseExpiry = f.leaseExpiry
 		}
@@ -178,7 +201,7 @@ func (e *entry) end() int64 { return max(e.lease, e.expires) }
 // binds is [policy.Record.Binds] of the entry's record at now, which has
 // the store's precision.
 func (e *entry) binds(now time.Time) bool {
-	if e.far != nil || farTime(now) {
+	if f := e.far; f != nil && (!f.leaseExpiry.IsZero() || !f.expiresAt.IsZero()) || farTime(now) {
 		var r policy.Record
 		e.recordTo(&r)
 		return r.Binds(now)

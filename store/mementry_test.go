@@ -63,6 +63,8 @@ func TestEntryRoundTrip(t *testing.T) {
 		func(r *policy.Record) { r.Tenant, r.Key = "", "" },
 		func(r *policy.Record) { r.Intent = []byte{} },
 		func(r *policy.Record) { r.Intent, r.Header, r.Body = nil, nil, nil },
+		func(r *policy.Record) { r.Intent, r.Header, r.Body = nil, policy.Header{}, []byte{} },
+		func(r *policy.Record) { r.Header, r.Body = policy.Header{}, nil },
 		func(r *policy.Record) { r.State = policy.StateInFlight; r.Route = "" },
 		func(r *policy.Record) { r.SpecDigest = "" },
 		func(r *policy.Record) { r.Route, r.SpecDigest = "", "" },
@@ -86,8 +88,11 @@ func TestEntryRoundTrip(t *testing.T) {
 		if diff := cmp.Diff(&want, got, cmp.Comparer(func(a, b fingerprint.Fingerprint) bool { return a == b })); diff != "" {
 			t.Errorf("lease %v, expires %v, status %d: record (-want +got):\n%s", rec.LeaseExpiry, rec.ExpiresAt, rec.Status, diff)
 		}
-		if (want.Intent == nil) != (got.Intent == nil) {
-			t.Errorf("intent %q came back as %q", want.Intent, got.Intent)
+		if (want.Intent == nil) != (got.Intent == nil) || (want.Header == nil) != (got.Header == nil) || (want.Body == nil) != (got.Body == nil) {
+			t.Errorf("intent %q, header %v, body %q came back as %q, %v, %q", want.Intent, want.Header, want.Body, got.Intent, got.Header, got.Body)
+		}
+		if cap(got.Header) != len(got.Header) || cap(got.Body) != len(got.Body) {
+			t.Errorf("header and body came back with capacities %d and %d beyond their lengths %d and %d", cap(got.Header), cap(got.Body), len(got.Header), len(got.Body))
 		}
 		if got.LeaseExpiry != want.LeaseExpiry || got.ExpiresAt != want.ExpiresAt {
 			t.Errorf("times %#v, %#v came back as %#v, %#v", want.LeaseExpiry, want.ExpiresAt, got.LeaseExpiry, got.ExpiresAt)
@@ -106,6 +111,33 @@ func TestEntryRoundTrip(t *testing.T) {
 					t.Errorf("lease %v, expires %v, state %v: binds(%v) = %v, want %v", rec.LeaseExpiry, rec.ExpiresAt, state, now, got, want)
 				}
 			}
+		}
+	}
+}
+
+// A header or body too long for an entry's 32-bit lengths is kept in
+// far, whole.
+func TestEntryLongBody(t *testing.T) {
+	defer func(was uint64) { maxShortLen = was }(maxShortLen)
+	maxShortLen = 2
+	rec := policy.Record{
+		StorageKey: "k", Generation: 1, State: policy.StateCompleted, Status: 200,
+		Header: policy.HeaderOf(http.Header{"A": {"1"}, "B": {"2", "3"}}), Body: []byte("four"),
+	}
+	for _, edit := range []func(*policy.Record){
+		func(*policy.Record) {},                            // body too long
+		func(r *policy.Record) { r.Body = []byte("ok") },   // header too long
+		func(r *policy.Record) { r.Header = r.Header[:1] }, // body too long, header short
+	} {
+		r := rec
+		edit(&r)
+		var e entry
+		e.set(&r, 0, new(names))
+		if e.far == nil || !e.far.long {
+			t.Fatalf("header of %d fields, body of %d bytes: not kept in far", len(r.Header), len(r.Body))
+		}
+		if diff := cmp.Diff(&r, e.record(), cmp.Comparer(func(a, b fingerprint.Fingerprint) bool { return a == b })); diff != "" {
+			t.Errorf("record (-want +got):\n%s", diff)
 		}
 	}
 }

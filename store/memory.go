@@ -68,9 +68,9 @@ type shard struct {
 
 // chunkSize is the number of entries allocated at once: a new record
 // costs no allocation of its own, and the store's memory holds few
-// objects for the garbage collector to visit. 46 entries fill an 8 KiB
+// objects for the garbage collector to visit. 63 entries fill an 8 KiB
 // size class of the allocator (TestChunkSize holds it so).
-const chunkSize = 46
+const chunkSize = 63
 
 // sweepPerOp is how many ended records an operation removes on its way,
 // so that sweeping keeps pace with writing without a goroutine.
