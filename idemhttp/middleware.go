@@ -310,7 +310,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 
 	c := &x.claim
-	if *c, err = m.acquire(r.Context(), rule, req, x); err != nil {
+	if err = m.acquire(r.Context(), rule, &req, x); err != nil {
 		m.storeFailed(w, r, next, body, x, err)
 		return
 	}
@@ -331,21 +331,23 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 }
 
-// acquire runs store.Acquire, and again while the key's reservation runs
-// and the rule lets the request wait for it, polling with backoff and
-// jitter.
-func (m *Middleware) acquire(ctx context.Context, rule *policy.Rule, req policy.Request, x *exchange) (store.Claim, error) {
-	ev := &x.ev
+// acquire runs store.Acquire into x.claim, and again while the key's
+// reservation runs and the rule lets the request wait for it, polling
+// with backoff and jitter. req and the claim go by pointer: they are some
+// hundreds of bytes each.
+func (m *Middleware) acquire(ctx context.Context, rule *policy.Rule, req *policy.Request, x *exchange) error {
+	ev, c := &x.ev, &x.claim
 	var start time.Time
 	if x.timed {
 		start = time.Now()
 		defer func() { ev.StoreLatency += time.Since(start) - ev.Waited }()
 	}
-	c, err := store.Acquire(ctx, m.store, rule, req)
+	var err error
+	*c, err = store.Acquire(ctx, m.store, rule, *req)
 	ev.StoreCalls += c.Calls
 	wait := rule.Wait()
-	if err != nil || wait <= 0 || !inFlight(&c) {
-		return c, err
+	if err != nil || wait <= 0 || !inFlight(c) {
+		return err
 	}
 	if start.IsZero() {
 		start = time.Now() // the wait's deadline runs from here
@@ -354,7 +356,7 @@ func (m *Middleware) acquire(ctx context.Context, rule *policy.Rule, req policy.
 	defer m.waiting.Add(-1)
 	deadline := start.Add(wait)
 	backoff := 25 * time.Millisecond
-	for err == nil && inFlight(&c) {
+	for err == nil && inFlight(c) {
 		left := time.Until(deadline)
 		if left <= 0 {
 			break
@@ -364,15 +366,15 @@ func (m *Middleware) acquire(ctx context.Context, rule *policy.Rule, req policy.
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return c, ctx.Err()
+			return ctx.Err()
 		case <-t.C:
 		}
 		ev.Waited += pause
 		backoff = min(2*backoff, time.Second)
-		c, err = store.Acquire(ctx, m.store, rule, req)
+		*c, err = store.Acquire(ctx, m.store, rule, *req)
 		ev.StoreCalls += c.Calls
 	}
-	return c, err
+	return err
 }
 
 // inFlight reports whether the claim is a 409 for a running reservation.
