@@ -539,3 +539,49 @@ func TestStuckCompletionRetried(t *testing.T) {
 		t.Errorf("retry = %d, %d executions; want a replay of the one execution", w.Code, a.executions("acme", "k"))
 	}
 }
+
+// lateRenewalStore writes each renewal at once and answers it late, as a
+// store whose reply is slow, and says when the first one was written.
+type lateRenewalStore struct {
+	store.Store
+	late     time.Duration
+	written  chan struct{}
+	renewals atomic.Int64
+}
+
+func (s *lateRenewalStore) Write(ctx context.Context, rec policy.Record, g store.Guard) error {
+	err := s.Store.Write(ctx, rec, g)
+	if rec.State == policy.StateInFlight && err == nil {
+		if s.renewals.Add(1) == 1 {
+			close(s.written)
+		}
+		time.Sleep(s.late)
+	}
+	return err
+}
+
+// A handler that returns while its lease is being renewed is completed
+// after the renewal returns, from the record the renewal wrote: its
+// response is stored, not taken for overtaken.
+func TestReturnDuringRenewal(t *testing.T) {
+	st := &lateRenewalStore{Store: memory(t), late: 150 * time.Millisecond, written: make(chan struct{})}
+	a := newApp(t, st, shortLease, idemhttp.Options{})
+	a.respond = func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-st.written:
+		case <-time.After(5 * time.Second):
+			t.Error("no renewal written within 5s under a 300ms lease")
+		}
+		w.WriteHeader(201)
+		w.Write([]byte(`{"id":"pay_1"}`))
+	}
+	if w := a.send("acme", "k", firstPayment); w.Code != 201 {
+		t.Fatalf("first request = %d %s, want 201", w.Code, w.Body)
+	}
+	if ev := a.lastEvent(); ev.Outcome != idemhttp.Stored || ev.Err != nil {
+		t.Errorf("event = %v %v, want stored", ev.Outcome, ev.Err)
+	}
+	if w := a.send("acme", "k", firstPayment); w.Code != 201 || w.Header().Get("Idempotent-Replayed") == "" || a.executions("acme", "k") != 1 {
+		t.Errorf("retry = %d %v, %d executions; want a replay of the one execution", w.Code, w.Header(), a.executions("acme", "k"))
+	}
+}

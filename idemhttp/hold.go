@@ -24,6 +24,9 @@ type holder struct {
 	period time.Duration   // a third of the lease
 	due    time.Time       // the next renewal; guarded by m.renewals.mu
 	index  int             // in m.renewals.holders; guarded by m.renewals.mu
+	// renewing says that a renewal goroutine was started and has not
+	// finished; guarded by m.renewals.mu.
+	renewing bool
 
 	mu sync.Mutex
 	// claim is the request's, in its exchange: the store's time is told
@@ -83,9 +86,14 @@ func (h *holder) renew() {
 	}
 }
 
-// stop ends renewals; a renewal under way finishes first.
+// stop ends renewals; a renewal under way finishes first. Without one,
+// none can start once h is removed, and what the last one wrote happened
+// before remove returned: h.mu is not needed.
 func (h *holder) stop() {
-	h.m.renewals.remove(h)
+	if !h.m.renewals.remove(h) {
+		h.done = true
+		return
+	}
 	h.mu.Lock()
 	h.done = true
 	h.mu.Unlock()
@@ -132,14 +140,18 @@ func (rs *renewals) add(h *holder) {
 	}
 }
 
-func (rs *renewals) remove(h *holder) {
+// remove takes h out of the holders, and reports whether a renewal of h
+// is under way.
+func (rs *renewals) remove(h *holder) (renewing bool) {
 	rs.mu.Lock()
 	last := len(rs.holders) - 1
 	moved := rs.holders[last]
 	rs.holders[h.index], moved.index = moved, h.index
 	rs.holders[last] = nil
 	rs.holders = rs.holders[:last]
+	renewing = h.renewing
 	rs.mu.Unlock()
+	return renewing
 }
 
 // idleTicks is how many empty ticks the loop waits for new holders before
@@ -172,9 +184,10 @@ func (rs *renewals) loop() {
 				h.due = now.Add(h.period - tick)
 				continue
 			}
-			if !now.Before(h.due) {
+			if !now.Before(h.due) && !h.renewing {
 				h.due = now.Add(h.period)
 				h.x.refs.Add(1) // released by the renewal
+				h.renewing = true
 				due = append(due, h)
 			}
 		}
@@ -183,6 +196,9 @@ func (rs *renewals) loop() {
 			go func() {
 				defer h.x.release()
 				h.renew()
+				rs.mu.Lock()
+				h.renewing = false
+				rs.mu.Unlock()
 			}()
 			due[i] = nil
 		}
