@@ -169,7 +169,7 @@ func (r *Rule) cached(req *Request) (target, bool) {
 
 // targetOf returns the target of req, whose key's content is key.
 func (r *Rule) targetOf(req *Request, key string) (target, error) {
-	route, err := r.routeOf(*req)
+	route, err := r.routeOf(req)
 	if err != nil {
 		return target{}, err
 	}
@@ -396,7 +396,7 @@ func (r *Rule) resolvesNew() bool {
 
 // routeOf returns the endpoint of req under r: the rule's, or for a
 // defaults' rule the method and the request's path.
-func (r *Rule) routeOf(req Request) (string, error) {
+func (r *Rule) routeOf(req *Request) (string, error) {
 	if r.endpoint != "" {
 		return r.endpoint, nil
 	}
@@ -509,12 +509,12 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 				return Decision{}, errorf(ErrForeignRecord, "policy: the record under the request's new identity holds another request")
 			}
 			// This request executed as new before: answer as to a retry.
-			return r.retry(req, &t, ReasonRetry, newIdentity, true, now), nil
+			return r.retry(&req, &t, ReasonRetry, newIdentity, true, now), nil
 		}
 	}
 
 	if !primary.Binds(now) {
-		return r.execute(req, &t, ReasonFirst, primary, false, now), nil
+		return r.execute(&req, &t, ReasonFirst, primary, false, now), nil
 	}
 	rec := primary
 	reason := ReasonRetry
@@ -549,15 +549,15 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 		return r.reject(reason, pk, problemKeyReuse(r.mismatchStatus, rec.Intent, req.Intent), 0), nil
 	case ResolveNew:
 		// newIdentity, if any, no longer binds: its generation goes on.
-		return r.execute(req, &t, reason, newIdentity, true, now), nil
+		return r.execute(&req, &t, reason, newIdentity, true, now), nil
 	}
-	return r.retry(req, &t, reason, rec, false, now), nil
+	return r.retry(&req, &t, reason, rec, false, now), nil
 }
 
 // retry answers req as a retry of the binding record rec (at the new
 // identity when atNew): wait for a running reservation, take over a stale
 // one, replay a completed record.
-func (r *Rule) retry(req Request, t *target, reason Reason, rec *Record, atNew bool, now time.Time) Decision {
+func (r *Rule) retry(req *Request, t *target, reason Reason, rec *Record, atNew bool, now time.Time) Decision {
 	switch {
 	case rec.State == StateInFlight && now.Before(rec.LeaseExpiry):
 		return r.inFlight(reason, rec, now)
@@ -583,7 +583,7 @@ func (r *Rule) DecideFirst(req Request, now time.Time) (d Decision, res Record, 
 	if err != nil || d.Action != 0 {
 		return d, Record{}, err
 	}
-	return Decision{Action: Execute, Reason: ReasonFirst, StorageKey: t.primary}, r.reservation(req, &t, t.primary, 1, now), nil
+	return Decision{Action: Execute, Reason: ReasonFirst, StorageKey: t.primary}, r.reservation(&req, &t, t.primary, 1, now), nil
 }
 
 // resolve returns the target of req, or, when req is decided without its
@@ -615,7 +615,7 @@ func (r *Rule) resolve(req *Request) (target, Decision, error) {
 
 // execute reserves the key (or the new identity, when atNew) for req,
 // replacing prev, the record stored there (nil for none).
-func (r *Rule) execute(req Request, t *target, reason Reason, prev *Record, atNew bool, now time.Time) Decision {
+func (r *Rule) execute(req *Request, t *target, reason Reason, prev *Record, atNew bool, now time.Time) Decision {
 	d := Decision{Action: Execute, Reason: reason, StorageKey: t.primary}
 	if atNew {
 		d.Action, d.StorageKey = ExecuteAsNew, t.newIdentity
@@ -631,7 +631,7 @@ func (r *Rule) execute(req Request, t *target, reason Reason, prev *Record, atNe
 
 // reservation returns the in-flight record of req under storageKey, of
 // generation gen, made at now.
-func (r *Rule) reservation(req Request, t *target, storageKey string, gen uint64, now time.Time) Record {
+func (r *Rule) reservation(req *Request, t *target, storageKey string, gen uint64, now time.Time) Record {
 	res := Record{
 		StorageKey:  storageKey,
 		Generation:  gen,
