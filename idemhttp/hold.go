@@ -154,6 +154,14 @@ func (rs *renewals) remove(h *holder) (renewing bool) {
 	return renewing
 }
 
+// len returns the number of holders: the requests whose handler runs
+// under a reservation.
+func (rs *renewals) len() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.holders)
+}
+
 // idleTicks is how many empty ticks the loop waits for new holders before
 // it ends.
 const idleTicks = 100

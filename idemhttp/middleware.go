@@ -84,8 +84,7 @@ type Middleware struct {
 	completionTimeout time.Duration
 	retryAfter        int
 
-	executing atomic.Int64
-	waiting   atomic.Int64
+	waiting atomic.Int64
 	// renewals is apart from the Middleware, which it does not point
 	// to: its goroutine outlives the last request by many ticks, and
 	// must not keep a Middleware that is no longer used, and its store,
@@ -187,7 +186,9 @@ type Stats struct {
 
 // Stats returns the middleware's gauges now.
 func (m *Middleware) Stats() Stats {
-	return Stats{Executing: m.executing.Load(), Waiting: m.waiting.Load()}
+	// The executing requests are the holders of reservations: counting
+	// them costs a request nothing more.
+	return Stats{Executing: int64(m.renewals.len()), Waiting: m.waiting.Load()}
 }
 
 // exchange is the state of one governed request, recycled: the event
@@ -238,11 +239,14 @@ func (x *exchange) release() {
 		x.reader.Reset(nil)
 		x.reader = nil
 	}
+	shared := x.bodyShared.Load()
+	if shared { // a store only when needed: it is a full barrier
+		x.bodyShared.Store(false)
+	}
 	x.body = x.body[:0]
-	if cap(x.body) > maxPooled || x.bodyShared.Load() {
+	if cap(x.body) > maxPooled || shared {
 		x.body = nil
 	}
-	x.bodyShared.Store(false)
 	exchangePool.Put(x)
 }
 
@@ -391,8 +395,6 @@ func jitter(d time.Duration) time.Duration {
 // execute runs the handler under the claim's reservation and completes
 // its record.
 func (m *Middleware) execute(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, rule *policy.Rule, c *store.Claim, x *exchange) {
-	m.executing.Add(1)
-	defer m.executing.Add(-1)
 	ev := &x.ev
 	h := m.hold(r.Context(), rule, x)
 	cw := &x.cw

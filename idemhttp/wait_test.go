@@ -126,3 +126,32 @@ func TestHeadersNotReplayed(t *testing.T) {
 		}
 	})
 }
+
+// Stats counts a request as executing while its handler runs, and no
+// longer once the handler returned or panicked.
+func TestStatsExecuting(t *testing.T) {
+	a := newApp(t, memory(t), paymentsPolicy, idemhttp.Options{})
+	release := make(chan struct{})
+	a.respond = func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		if r.Header.Get("Idempotency-Key") == "boom" {
+			panic("handler bug")
+		}
+		w.WriteHeader(201)
+	}
+	for _, key := range []string{"k", "boom"} {
+		done := make(chan any)
+		go func() {
+			defer func() { done <- recover() }()
+			a.send("acme", key, firstPayment)
+		}()
+		waitExecuting(t, a, 1)
+		release <- struct{}{}
+		if p := <-done; (p != nil) != (key == "boom") {
+			t.Fatalf("key %s: recovered %v", key, p)
+		}
+		if n := a.mw.Stats().Executing; n != 0 {
+			t.Errorf("key %s: Executing = %d after the handler ended, want 0", key, n)
+		}
+	}
+}
