@@ -23,8 +23,10 @@ type MemoryOptions struct {
 	// life has ended, new records are refused with [ErrFull]: a live or
 	// in-flight record is never evicted to make room.
 	MaxRecords int
-	// Clock is the store's clock; nil means time.Now. Leases and TTLs are
-	// judged by it. A test or a replay of a traffic log passes its own.
+	// Clock is the store's clock; nil means this process's, as time.Now
+	// reads it (a step of the wall clock is followed within a second).
+	// Leases and TTLs are judged by it. A test or a replay of a traffic
+	// log passes its own.
 	Clock func() time.Time
 }
 
@@ -42,8 +44,8 @@ type Memory struct {
 	max    int64
 	count  atomic.Int64
 	clock  func() time.Time
-	// ownClock says that clock is time.Now, whose readings Acquire can
-	// use as its own.
+	// ownClock says that clock is this process's, whose readings
+	// Acquire can use as its own.
 	ownClock bool
 }
 
@@ -91,7 +93,7 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 		m.max = 1 << 20
 	}
 	if m.clock == nil {
-		m.clock, m.ownClock = time.Now, true
+		m.clock, m.ownClock = newProcessClock().now, true
 	}
 	for i := range m.shards {
 		m.shards[i].seed = m.seed
@@ -103,8 +105,8 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 func (m *Memory) now() time.Time { return storeTime(m.clock()) }
 
 // reading returns the store's time as now does, and the clock reading it
-// comes from when the clock is this process's own (time.Now, monotonic
-// reading and all), for Outcome.read.
+// comes from when the clock is this process's own (monotonic reading and
+// all), for Outcome.read.
 func (m *Memory) reading() (now, read time.Time) {
 	t := m.clock()
 	if m.ownClock {
