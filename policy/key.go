@@ -179,21 +179,30 @@ const storageKeyPrefix = "idem1"
 // "b:c" get different storage keys, whatever bytes the components hold. It
 // allocates once.
 func storageKey(components ...string) string {
-	var num [20]byte
 	n := len(storageKeyPrefix)
 	for _, c := range components {
-		n += 2 + len(strconv.AppendInt(num[:0], int64(len(c)), 10)) + len(c)
+		n += 2 + decimalLength(len(c)) + len(c)
 	}
 	var b strings.Builder
 	b.Grow(n)
 	b.WriteString(storageKeyPrefix)
+	var num [20]byte
 	for _, c := range components {
 		b.WriteByte(':')
-		b.Write(strconv.AppendInt(num[:0], int64(len(c)), 10))
+		b.Write(strconv.AppendUint(num[:0], uint64(len(c)), 10))
 		b.WriteByte(':')
 		b.WriteString(c)
 	}
 	return b.String()
+}
+
+// decimalLength returns the number of decimal digits of n ≥ 0.
+func decimalLength(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 // componentLength reads the length that starts a component: a decimal
