@@ -60,8 +60,9 @@ const maxAttempts = 8
 //
 // The error is the store's ([*Error]) or the engine's (a request without
 // tenant, or a record that contradicts its storage key).
-func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request) (Claim, error) {
-	// Without records, the engine answers what needs no store (a missing
+func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request) (c Claim, err error) {
+	// c is the result itself, so that returning it copies none of its
+	// hundreds of bytes. Without records, the engine answers what needs no store (a missing
 	// or malformed key) and otherwise gives the reservation to make; the
 	// store sets its generation and times.
 	d, first, err := rule.DecideFirst(req, time.Time{})
@@ -73,7 +74,6 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 		return Claim{}, err
 	}
 	res := Reservation{Record: first, Lease: rule.Lease(), TTL: rule.TTL(), NewIdentity: nk}
-	var c Claim
 	for range maxAttempts {
 		out, err := s.Reserve(ctx, res)
 		c.Calls++

@@ -151,7 +151,9 @@ func (m *Memory) shard(primary string) (*shard, uint64) {
 }
 
 // Reserve implements [Store.Reserve].
-func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
+func (m *Memory) Reserve(ctx context.Context, r Reservation) (out Outcome, err error) {
+	// out is the result itself, so that returning it copies none of its
+	// hundreds of bytes.
 	key := r.Record.StorageKey
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, &Error{Op: "reserve", StorageKey: key, Kind: err}
@@ -167,7 +169,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		pe := sh.lookupHashed(h, key)
 		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
 		if p != nil && p.binds(now) || n != nil && n.binds(now) {
-			out := Outcome{Now: now, read: read}
+			out.Now, out.read = now, read
 			if p != nil {
 				out.Primary = p.record()
 			}
@@ -184,7 +186,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 			}
 			return Outcome{}, &Error{Op: "reserve", StorageKey: key, Kind: ErrFull}
 		}
-		rec := r.Record
+		rec := &r.Record // r is this call's copy
 		if p != nil {
 			rec.Generation = p.gen + 1
 		} else {
@@ -192,8 +194,8 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		}
 		rec.LeaseExpiry = now.Add(r.Lease)
 		rec.ExpiresAt = now.Add(r.TTL)
-		out := Outcome{Reserved: true, Now: now, read: read}
-		sh.put(m, key, h, pe, &rec).recordTo(&out.Record)
+		out.Reserved, out.Now, out.read = true, now, read
+		sh.put(m, key, h, pe, rec).recordTo(&out.Record)
 		sh.mu.Unlock()
 		return out, nil
 	}
