@@ -208,7 +208,7 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (out Outcome, err e
 // does. A key never changes shards, so the shard's bound is enough, and
 // it needs no atomic: the caller holds sh.mu.
 func (sh *shard) firstGeneration(now time.Time) uint64 {
-	g := max(uint64(max(now.UnixMicro(), 1)), sh.lastGen+1)
+	g := max(uint64(max(micros(now), 1)), sh.lastGen+1)
 	sh.lastGen = g
 	return g
 }
@@ -457,7 +457,7 @@ func (sh *shard) remove(m *Memory, e *entry) {
 // all of them) and returns how many. The caller holds sh.mu.
 func (sh *shard) sweep(m *Memory, now time.Time, limit int) int {
 	n := 0
-	for t := now.UnixMicro(); sh.byEnd.n > 0 && n != limit && sh.byEnd.at(0).end <= t; {
+	for t := micros(now); sh.byEnd.n > 0 && n != limit && sh.byEnd.at(0).end <= t; {
 		sh.remove(m, sh.entry(sh.byEnd.at(0).slot))
 		n++
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"hash/maphash"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -326,5 +327,33 @@ func TestAcquireClockReading(t *testing.T) {
 		if tc.clock != nil && !c.Now.Equal(fake) {
 			t.Errorf("%s: the store's time is %v, want the clock's %v", tc.name, c.Now, fake)
 		}
+	}
+}
+
+// Sweeping reads the time as an entry keeps its ends, clamped: at a
+// clock beyond what an int64 of microseconds holds, an ended record is
+// still removed (Unix microseconds of that time would wrap negative and
+// end nothing).
+func TestMemorySweepFarClock(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m, err := NewMemory(MemoryOptions{Shards: 1, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := &m.shards[0]
+	rec := policy.Record{StorageKey: "k", State: policy.StateCompleted, ExpiresAt: now.Add(time.Hour)}
+	h := maphash.String(sh.seed, "k")
+	sh.mu.Lock()
+	sh.put(m, "k", h, nil, &rec)
+	sh.mu.Unlock()
+	now = time.Unix(maxMicroSeconds+10, 0)
+	sh.mu.Lock()
+	n := sh.sweep(m, now, -1)
+	sh.mu.Unlock()
+	if n != 1 || m.Len() != 0 {
+		t.Errorf("at %v, sweep removed %d records and %d are left, want the ended one removed", now, n, m.Len())
+	}
+	if g := sh.firstGeneration(now); g != math.MaxInt64 {
+		t.Errorf("first generation at %v = %d, want the clamped time, %d", now, g, int64(math.MaxInt64))
 	}
 }
