@@ -35,7 +35,7 @@ type entry struct {
 	// lease and expires are LeaseExpiry and ExpiresAt in Unix
 	// microseconds, clamped to an int64 (far holds a time beyond it).
 	lease, expires     int64
-	pos                int32 // in the shard's heap
+	slot               int32 // its own, for its items in the shard's ends
 	headerLen, bodyLen uint32
 	// The Tenant and Key are key[tenantAt:][:tenantLen] and
 	// key[keyAt:][:keyLen], unless far holds them.
@@ -65,14 +65,14 @@ type farFields struct {
 // a variable, so that a test can reach the fallback without 4 GiB.
 var maxShortLen uint64 = math.MaxUint32
 
-// set writes rec into e at the precision every store keeps, with pos as
-// its heap position and the handle nm makes of its route and spec
+// set writes rec into e at the precision every store keeps, with slot as
+// its own and the handle nm makes of its route and spec
 // digest, and returns the end of its life. The caller holds the shard's
 // lock. set reads nothing of e: a
 // new entry may lie in memory the process never touched, where a read
 // before the write would cost a second page fault (the read maps the
 // kernel's shared zero page, and the write then replaces it).
-func (e *entry) set(rec *policy.Record, pos int32, nm *names) int64 {
+func (e *entry) set(rec *policy.Record, slot int32, nm *names) int64 {
 	key := rec.StorageKey
 	tAt, tLen, tOK := span(key, rec.Tenant)
 	kAt, kLen, kOK := span(key, rec.Key)
@@ -82,7 +82,7 @@ func (e *entry) set(rec *policy.Record, pos int32, nm *names) int64 {
 		gen:       rec.Generation,
 		lease:     micros(rec.LeaseExpiry),
 		expires:   micros(rec.ExpiresAt),
-		pos:       pos,
+		slot:      slot,
 		pair:      nm.ref(rec.Route, rec.SpecDigest),
 		tenantAt:  tAt,
 		tenantLen: tLen,

@@ -79,10 +79,10 @@ func TestEntryRoundTrip(t *testing.T) {
 		want := rec
 		want.LeaseExpiry, want.ExpiresAt = storeTime(rec.LeaseExpiry), storeTime(rec.ExpiresAt)
 		var nm names
-		e := entry{pos: 3}
+		e := entry{slot: 3}
 		end := e.set(&rec, 7, &nm)
-		if e.pos != 7 {
-			t.Errorf("set at heap position 7 left the entry at %d", e.pos)
+		if e.slot != 7 {
+			t.Errorf("set in slot 7 left the entry saying slot %d", e.slot)
 		}
 		got := e.record()
 		if diff := cmp.Diff(&want, got, cmp.Comparer(func(a, b fingerprint.Fingerprint) bool { return a == b })); diff != "" {

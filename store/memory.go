@@ -56,16 +56,11 @@ type shard struct {
 	slots []*[chunkSize]entry
 	used  int32   // slots ever handed out, free ones included
 	free  []int32 // slots of removed entries, for reuse
-	byEnd endHeap
-	names names // makes its entries' handles of routes and spec digests
+	ends  ends    // its records by end of life, for sweeping
+	names names   // makes its entries' handles of routes and spec digests
 	// lastGen is the highest generation the shard gave or wrote.
 	lastGen uint64
-	// top is at least the end of every entry in byEnd, so that an entry
-	// ending at or after it joins the heap without a comparison: with
-	// one TTL, ends grow with time and a push reads no parent, a cache
-	// miss in a heap of many records.
-	top int64
-	_   [64]byte // keep shards' locks on separate cache lines
+	_       [64]byte // keep shards' locks on separate cache lines
 }
 
 // chunkSize is the number of entries allocated at once: a new record
@@ -423,21 +418,14 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 			sh.used++
 		}
 		e = sh.entry(slot)
-		end := e.set(rec, 0, &sh.names) // push places it
+		end := e.set(rec, slot, &sh.names)
 		sh.ix.add(h, slot)
-		sh.byEnd.push(sh, heapItem{end, slot})
+		sh.ends.push(sh, end, slot)
 		m.count.Add(1)
 		return e
 	}
-	if was, end := e.end(), e.set(rec, e.pos, &sh.names); end != was {
-		sh.byEnd.at(int(e.pos)).end = end
-		if end > was {
-			// A later end only sinks: its parent needs no reading.
-			sh.top = max(sh.top, end)
-			sh.byEnd.down(sh, int(e.pos))
-		} else {
-			sh.byEnd.up(sh, int(e.pos))
-		}
+	if was, end := e.end(), e.set(rec, e.slot, &sh.names); end != was {
+		sh.ends.change(sh, e.slot, was, end)
 	}
 	return e
 }
@@ -445,21 +433,29 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 // remove deletes e from the shard and frees its slot. The caller holds
 // sh.mu.
 func (sh *shard) remove(m *Memory, e *entry) {
-	slot := sh.byEnd.at(int(e.pos)).slot
-	sh.byEnd.remove(sh, int(e.pos))
+	slot := e.slot // its items in ends go stale
 	sh.ix.remove(maphash.String(sh.seed, e.key), slot)
 	*e = entry{} // drop what the record refers to
 	sh.free = append(sh.free, slot)
 	m.count.Add(-1)
+	sh.ends.trim(sh)
 }
 
 // sweep removes up to limit records whose life ended by now (limit < 0:
 // all of them) and returns how many. The caller holds sh.mu.
 func (sh *shard) sweep(m *Memory, now time.Time, limit int) int {
 	n := 0
-	for t := micros(now); sh.byEnd.n > 0 && n != limit && sh.byEnd.at(0).end <= t; {
-		sh.remove(m, sh.entry(sh.byEnd.at(0).slot))
-		n++
+	for t := micros(now); n != limit && sh.ends.n > 0 && sh.ends.first <= t; {
+		it, from, _ := sh.ends.front()
+		if it.end > t {
+			sh.ends.first = it.end
+			break
+		}
+		sh.ends.pop(from)
+		if sh.live(it) {
+			sh.remove(m, sh.entry(it.slot))
+			n++
+		}
 	}
 	return n
 }
@@ -475,102 +471,4 @@ func (sh *shard) guardHolds(g Guard, now time.Time) bool {
 		return !binds
 	}
 	return binds && e.gen == g.Generation
-}
-
-// endHeap orders a shard's entries by the end of their life, kept in the
-// heap itself, so that sifting reads no entry; its items hold no pointer,
-// so the garbage collector never reads them either. Each entry knows its
-// position. The heap lives in blocks of heapBlock items: growing it copies nothing
-// and leaves no old array behind, where a slice that doubles would copy
-// every item and, until the next collection, hold its old array as well.
-type endHeap struct {
-	blocks []*[heapBlock]heapItem
-	n      int
-}
-
-// heapBlock is the number of items of a block: 8 KiB of them.
-const heapBlock = 512
-
-type heapItem struct {
-	end  int64 // Unix microseconds
-	slot int32
-}
-
-// at returns the item at position i < h.n.
-func (h *endHeap) at(i int) *heapItem { return &h.blocks[i/heapBlock][i%heapBlock] }
-
-func (h *endHeap) swap(sh *shard, i, j int) {
-	a, b := h.at(i), h.at(j)
-	*a, *b = *b, *a
-	sh.entry(a.slot).pos = int32(i)
-	sh.entry(b.slot).pos = int32(j)
-}
-
-func (h *endHeap) push(sh *shard, it heapItem) {
-	if h.n == len(h.blocks)*heapBlock {
-		h.blocks = append(h.blocks, new([heapBlock]heapItem))
-	}
-	i := h.n
-	h.n++
-	*h.at(i) = it
-	sh.entry(it.slot).pos = int32(i)
-	if it.end >= sh.top {
-		sh.top = it.end // no end in the heap is later: it stays a leaf
-		return
-	}
-	h.up(sh, i)
-}
-
-func (h *endHeap) remove(sh *shard, i int) {
-	last := h.n - 1
-	if i != last {
-		h.swap(sh, i, last)
-	}
-	h.n = last
-	// Keep one empty block beyond the last used, so that a heap moving
-	// to and fro across a block boundary does not allocate each time.
-	if k := len(h.blocks); k > 1 && h.n <= (k-2)*heapBlock {
-		h.blocks[k-1] = nil
-		h.blocks = h.blocks[:k-1]
-	}
-	if i != last {
-		h.fix(sh, i)
-	}
-}
-
-func (h *endHeap) fix(sh *shard, i int) {
-	if !h.down(sh, i) {
-		h.up(sh, i)
-	}
-}
-
-func (h *endHeap) up(sh *shard, i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if h.at(parent).end <= h.at(i).end {
-			return
-		}
-		h.swap(sh, i, parent)
-		i = parent
-	}
-}
-
-// down sifts i down and reports whether it moved.
-func (h *endHeap) down(sh *shard, i int) bool {
-	start := i
-	for {
-		child := 2*i + 1
-		if child >= h.n {
-			break
-		}
-		if r := child + 1; r < h.n && h.at(r).end < h.at(child).end {
-			child = r
-		}
-		if h.at(i).end <= h.at(child).end {
-			break
-		}
-		h.swap(sh, i, child)
-		i = child
-	}
-	return i > start
 }

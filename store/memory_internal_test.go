@@ -7,18 +7,22 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/idemprint/idemprint/policy"
 )
 
 // checkShards verifies the layout of every shard: each indexed record in
-// one slot, each slot in use or free, the heap ordered by end of life and
-// each entry knowing its place in it, the count the number of records.
+// one slot that it knows, each slot in use or free, the ends in order
+// with an item for each record's end, and no more items than their
+// limit, the count the number of records.
 func checkShards(t *testing.T, m *Memory) {
 	t.Helper()
 	total := 0
@@ -26,12 +30,6 @@ func checkShards(t *testing.T, m *Memory) {
 		sh := &m.shards[i]
 		if got := sh.ix.n + len(sh.free); got != int(sh.used) {
 			t.Fatalf("shard %d: %d indexed + %d free slots, %d used", i, sh.ix.n, len(sh.free), sh.used)
-		}
-		if sh.byEnd.n != sh.ix.n {
-			t.Fatalf("shard %d: %d in the heap, %d indexed", i, sh.byEnd.n, sh.ix.n)
-		}
-		if k := len(sh.byEnd.blocks); k*heapBlock < sh.byEnd.n || k > 1 && (k-2)*heapBlock >= sh.byEnd.n {
-			t.Fatalf("shard %d: %d heap blocks for %d items", i, k, sh.byEnd.n)
 		}
 		inUse := 0
 		for _, c := range sh.ix.cells {
@@ -45,19 +43,7 @@ func checkShards(t *testing.T, m *Memory) {
 		if inUse != sh.ix.n {
 			t.Fatalf("shard %d: %d cells in use, the index counts %d", i, inUse, sh.ix.n)
 		}
-		for pos := range sh.byEnd.n {
-			it := *sh.byEnd.at(pos)
-			e := sh.entry(it.slot)
-			if int(e.pos) != pos || e.end() != it.end {
-				t.Fatalf("shard %d: heap position %d holds slot %d, whose entry says position %d, end %d (heap: %d)", i, pos, it.slot, e.pos, e.end(), it.end)
-			}
-			if slot := sh.find(maphash.String(sh.seed, e.key), e.key); slot != it.slot {
-				t.Fatalf("shard %d: slot %d in the heap is not indexed under its key", i, it.slot)
-			}
-			if pos > 0 && sh.byEnd.at((pos-1)/2).end > it.end {
-				t.Fatalf("shard %d: heap out of order at %d", i, pos)
-			}
-		}
+		checkEnds(t, i, sh)
 		for _, slot := range sh.free {
 			if e := sh.entry(slot); !reflect.ValueOf(*e).IsZero() {
 				t.Fatalf("shard %d: free slot %d still holds a record", i, slot)
@@ -70,11 +56,76 @@ func checkShards(t *testing.T, m *Memory) {
 	}
 }
 
+// checkEnds verifies shard i's ends: runs in order in as many blocks as
+// they need, the heap a heap, the count and limit kept, and every record
+// of the shard with a live item.
+func checkEnds(t *testing.T, i int, sh *shard) {
+	t.Helper()
+	s := &sh.ends
+	live := map[int32]bool{}
+	n := 0
+	if s.k < 0 || s.k > endRuns {
+		t.Fatalf("shard %d: %d runs in use", i, s.k)
+	}
+	for ri := range s.runs {
+		r := &s.runs[ri]
+		if (ri < s.k) != (r.n > 0) {
+			t.Fatalf("shard %d: run %d holds %d items, %d runs in use", i, ri, r.n, s.k)
+		}
+		if r.head < 0 || r.head >= endBlock || r.n < 0 {
+			t.Fatalf("shard %d run %d: head %d, %d items", i, ri, r.head, r.n)
+		}
+		if want := (r.head + r.n + endBlock - 1) / endBlock; r.n > 0 && len(r.blocks) != want || r.n == 0 && len(r.blocks) != 0 {
+			t.Fatalf("shard %d run %d: %d blocks for %d items from %d", i, ri, len(r.blocks), r.n, r.head)
+		}
+		for j := range r.n {
+			it := *r.at(j)
+			if j > 0 && r.at(j-1).end > it.end {
+				t.Fatalf("shard %d run %d: out of order at %d", i, ri, j)
+			}
+			if sh.live(it) {
+				live[it.slot] = true
+			}
+		}
+		n += r.n
+	}
+	for j, it := range s.heap {
+		if j > 0 && s.heap[(j-1)/2].end > it.end {
+			t.Fatalf("shard %d: heap out of order at %d", i, j)
+		}
+		if sh.live(it) {
+			live[it.slot] = true
+		}
+	}
+	n += len(s.heap)
+	if n != s.n {
+		t.Fatalf("shard %d: %d items, ends counts %d", i, n, s.n)
+	}
+	if s.n > max(s.limit, minEndLimit) && s.n > 2*sh.ix.n {
+		t.Fatalf("shard %d: %d items above the limit %d and twice the %d records", i, s.n, s.limit, sh.ix.n)
+	}
+	for slot := range sh.used {
+		e := sh.entry(slot)
+		if e.key == "" {
+			continue
+		}
+		if e.slot != slot {
+			t.Fatalf("shard %d: the entry of slot %d says slot %d", i, slot, e.slot)
+		}
+		if !live[slot] {
+			t.Fatalf("shard %d: the record of slot %d, ending at %d, has no item in ends", i, slot, e.end())
+		}
+		if got := sh.find(maphash.String(sh.seed, e.key), e.key); got != slot {
+			t.Fatalf("shard %d: slot %d is not indexed under its key", i, slot)
+		}
+	}
+}
+
 // Random reservations, completions, releases, deletions, purges and
-// sweeps keep the shards' slots, index and heap consistent: with one TTL
-// and a clock that only moves on, where ends mostly grow and a new record
-// joins the heap as a leaf, and with two TTLs and a clock that steps back
-// now and then, where a new record's end may come before others'.
+// sweeps keep the shards' slots, index and ends consistent: with one TTL
+// and a clock that only moves on, where ends mostly grow and keep to one
+// run, and with two TTLs and a clock that steps back now and then, where
+// a new record's end may come before others'.
 func TestMemoryLayout(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -163,11 +214,30 @@ func testMemoryLayout(t *testing.T, policyJSON string, back bool) {
 	checkShards(t, m)
 }
 
-// The heap's shortcuts keep its order: a record ending at or after every
-// other joins as a leaf, a later end only sinks and an earlier one only
-// rises, and an end moved later raises the bound the first shortcut
-// compares with.
-func TestMemoryHeapOrder(t *testing.T) {
+// oneShard returns a Memory store of one shard whose clock reads *now,
+// starting at base, and put, which writes a completed record under key
+// ending at end straight into the shard.
+func oneShard(t *testing.T, base time.Time) (m *Memory, sh *shard, now *time.Time, put func(key string, end time.Time)) {
+	t.Helper()
+	now = new(time.Time)
+	*now = base
+	m, err := NewMemory(MemoryOptions{Shards: 1, Clock: func() time.Time { return *now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh = &m.shards[0]
+	put = func(key string, end time.Time) {
+		h := maphash.String(sh.seed, key)
+		rec := policy.Record{StorageKey: key, State: policy.StateCompleted, ExpiresAt: end}
+		sh.put(m, key, h, sh.lookupHashed(h, key), &rec)
+	}
+	return m, sh, now, put
+}
+
+// Sweeping removes records in order of their ends however they were
+// written: in one run, across runs, in the heap when no run fits, with
+// ends moved later or earlier, which leaves stale items behind.
+func TestMemoryEndsOrder(t *testing.T) {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
 	for _, tc := range []struct {
@@ -175,68 +245,73 @@ func TestMemoryHeapOrder(t *testing.T) {
 		ops  [][2]int // {record, its end in seconds}: a new record or a new end
 	}{
 		{"Ascending", [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}}},
-		{"Descending", [][2]int{{0, 5}, {1, 4}, {2, 3}, {3, 2}, {4, 1}}},
+		{"Descending", [][2]int{{0, 9}, {1, 8}, {2, 7}, {3, 6}, {4, 5}, {5, 4}, {6, 3}, {7, 2}, {8, 1}}},
 		{"LaterEndThenEarlierRecord", [][2]int{{0, 10}, {0, 100}, {1, 20}, {2, 30}}},
 		{"EarlierEnd", [][2]int{{0, 10}, {1, 20}, {2, 30}, {2, 5}, {1, 1}}},
-		{"LaterEndSinks", [][2]int{{0, 1}, {1, 2}, {2, 3}, {0, 50}, {3, 4}}},
+		{"EndBackAndForth", [][2]int{{0, 10}, {0, 20}, {0, 10}, {1, 15}, {0, 30}}},
+		{"SixTTLs", [][2]int{{0, 60}, {1, 50}, {2, 40}, {3, 30}, {4, 20}, {5, 10}, {6, 61}, {7, 51}, {8, 41}, {9, 31}, {10, 21}, {11, 11}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := NewMemory(MemoryOptions{Shards: 1, Clock: func() time.Time { return base }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sh := &m.shards[0]
+			m, sh, now, put := oneShard(t, base)
+			final := map[string]int{}
 			for _, op := range tc.ops {
 				key := "k" + strconv.Itoa(op[0])
-				h := maphash.String(sh.seed, key)
-				rec := policy.Record{StorageKey: key, State: policy.StateCompleted, ExpiresAt: at(op[1])}
-				sh.put(m, key, h, sh.lookupHashed(h, key), &rec)
+				put(key, at(op[1]))
+				final[key] = op[1]
 				checkShards(t, m)
+			}
+			for s := 0; s <= 101; s++ {
+				*now = at(s)
+				if _, err := m.Sweep(context.Background(), 1<<20); err != nil {
+					t.Fatal(err)
+				}
+				checkShards(t, m)
+				var left, want []string
+				for key, end := range final {
+					if end > s {
+						want = append(want, key)
+					}
+					if sh.lookup(key) != nil {
+						left = append(left, key)
+					}
+				}
+				slices.Sort(left)
+				slices.Sort(want)
+				if diff := cmp.Diff(want, left); diff != "" {
+					t.Fatalf("at %d s, records left (-want +got):\n%s", s, diff)
+				}
 			}
 		})
 	}
 }
 
-// The heap grows and shrinks across its blocks' boundaries, to and fro,
-// in order, and gives back its blocks as it empties.
-func TestMemoryHeapBlocks(t *testing.T) {
-	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	now := base
-	m, err := NewMemory(MemoryOptions{Shards: 1, Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := &m.shards[0]
-	rng := rand.New(rand.NewPCG(3, 4))
-	put := func(i int) {
-		key := "k" + strconv.Itoa(i)
-		h := maphash.String(sh.seed, key)
-		end := now.Add(time.Duration(1+rng.IntN(1000)) * time.Second)
-		rec := policy.Record{StorageKey: key, State: policy.StateCompleted, ExpiresAt: end}
-		sh.put(m, key, h, sh.lookupHashed(h, key), &rec)
-	}
+// A run grows across its blocks' boundaries, to and fro, in order, and
+// gives back its blocks as it empties, all of them once empty.
+func TestMemoryEndsBlocks(t *testing.T) {
+	m, sh, now, putKey := oneShard(t, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	put := func(i int, end time.Time) { putKey("k"+strconv.Itoa(i), end) }
 	n := 0
-	for range 3*heapBlock + 7 {
-		put(n)
+	for range 3*endBlock + 7 {
+		put(n, now.Add(time.Duration(1000+n)*time.Millisecond))
 		n++
 		if n%97 == 0 {
 			checkShards(t, m)
 		}
 	}
 	checkShards(t, m)
-	if got := len(sh.byEnd.blocks); got != 4 {
-		t.Fatalf("%d items in %d blocks, want 4", sh.byEnd.n, got)
+	if r := &sh.ends.runs[0]; r.n != n || len(r.blocks) != 4 || len(sh.ends.heap) != 0 {
+		t.Fatalf("%d ascending ends: %d in the first run, in %d blocks, %d in the heap; want all in 4 blocks", n, r.n, len(r.blocks), len(sh.ends.heap))
 	}
-	// Sweep a second at a time, writing a few new records and new ends of
-	// old ones, until the heap is empty.
-	for i := 0; sh.byEnd.n > 0; i++ {
-		if i > 5000 {
-			t.Fatalf("%d items left after %d steps", sh.byEnd.n, i)
+	// Sweep a tenth of a second at a time, writing a new record and a new
+	// end of an old one every few steps, until nothing is left.
+	for i := 0; sh.ends.n > 0; i++ {
+		if i > 20000 {
+			t.Fatalf("%d items left after %d steps", sh.ends.n, i)
 		}
-		now = now.Add(time.Second)
+		*now = now.Add(100 * time.Millisecond)
 		if i < 600 && i%3 == 0 {
-			put(n)
-			put(rng.IntN(n + 1)) // a new end, or a new record
+			put(n, now.Add(time.Second))
+			put(i, now.Add(2*time.Second)) // a new end, or a new record
 			n++
 		}
 		m.Sweep(context.Background(), 1<<20)
@@ -245,8 +320,40 @@ func TestMemoryHeapBlocks(t *testing.T) {
 		}
 	}
 	checkShards(t, m)
-	if got := len(sh.byEnd.blocks); got > 1 {
-		t.Fatalf("an empty heap keeps %d blocks, want at most 1", got)
+	if m.Len() != 0 {
+		t.Fatalf("%d records left with no items", m.Len())
+	}
+	for i, r := range sh.ends.runs {
+		if len(r.blocks) != 0 || r.spare != nil {
+			t.Errorf("run %d: empty, keeps %d blocks and spare %v", i, len(r.blocks), r.spare != nil)
+		}
+	}
+}
+
+// Ends changed again and again leave stale items, which compaction keeps
+// below the limit without losing a record's live item.
+func TestMemoryEndsCompact(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m, sh, now, put := oneShard(t, base)
+	const records = 10
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 20 * minEndLimit {
+		// Ascending, descending and repeated ends.
+		put("k"+strconv.Itoa(i%records), base.Add(time.Duration(1+rng.IntN(3600))*time.Second))
+		if sh.ends.n > minEndLimit {
+			t.Fatalf("after %d writes of %d records, %d items", i+1, records, sh.ends.n)
+		}
+		if i%101 == 0 {
+			checkShards(t, m)
+		}
+	}
+	checkShards(t, m)
+	*now = base.Add(time.Hour)
+	if got, err := m.Sweep(context.Background(), 1<<20); err != nil || got != records {
+		t.Fatalf("Sweep at the last end = %d, %v; want %d", got, err, records)
+	}
+	if sh.ends.n != 0 {
+		t.Fatalf("%d items left after every record was swept", sh.ends.n)
 	}
 }
 
