@@ -72,8 +72,14 @@ func newMiddlewareSetup(b *testing.B) middlewareSetup {
 // handler returns the payment handler behind the middleware, with a new
 // memory store.
 func (s middlewareSetup) handler(b *testing.B) http.Handler {
+	h, _ := s.handlerWith(b, nil)
+	return h
+}
+
+// handlerWith is handler with the store's clock, nil for the process's.
+func (s middlewareSetup) handlerWith(b *testing.B, clock func() time.Time) (http.Handler, *store.Memory) {
 	// Keys are never reused: room for more than any run makes.
-	st, err := store.NewMemory(store.MemoryOptions{MaxRecords: 1 << 26})
+	st, err := store.NewMemory(store.MemoryOptions{MaxRecords: 1 << 26, Clock: clock})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,7 +87,34 @@ func (s middlewareSetup) handler(b *testing.B) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return mw.Wrap(paymentHandler)
+	return mw.Wrap(paymentHandler), st
+}
+
+// steadyLive is how many records the store holds in BenchmarkMiddleware's
+// steady case.
+const steadyLive = 100_000
+
+// steady returns the payment handler behind the middleware, with a
+// memory store in its steady state: its clock moves on by the rule's TTL
+// ÷ steadyLive at each call of tick, before each request, so that records
+// end as fast as they are made, and the store has been filled until they
+// do. A store of a service that has run for a TTL is in that state; one
+// that only grows, as in the execute case, sweeps nothing.
+func (s middlewareSetup) steady(b *testing.B, q *requester) (h http.Handler, tick func()) {
+	rule, _ := s.pol.Match("POST", "/v1/payments")
+	step := rule.TTL() / steadyLive
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h, st := s.handlerWith(b, func() time.Time { return now })
+	tick = func() { now = now.Add(step) }
+	for range steadyLive + steadyLive/2 {
+		tick()
+		q.serve(h)
+	}
+	if n := st.Len(); n < steadyLive || n > steadyLive+steadyLive/100 {
+		b.Fatalf("the store holds %d records, not about %d: not in its steady state", n, steadyLive)
+	}
+	q.check(b)
+	return h, tick
 }
 
 // sum returns fingerprint.Sum of the body under the rule's intent, the
@@ -151,9 +184,11 @@ func (q *requester) check(b *testing.B) {
 // BenchmarkMiddleware measures what the idemhttp middleware adds to a
 // request of the payment body, with the memory store: "bare" is the
 // handler alone, "execute" a first request (a new key each time: reserve,
-// run, complete), "replay" a retry answered from its record, and "sum"
-// fingerprint.Sum of the same body under the same intent, the yardstick of
-// the middleware's added cost.
+// run, complete) to a store that grows, "execute_steady" the same to a
+// store of steadyLive records whose records end as fast as new ones come
+// (each request sweeps one), "replay" a retry answered from its record,
+// and "sum" fingerprint.Sum of the same body under the same intent, the
+// yardstick of the middleware's added cost.
 func BenchmarkMiddleware(b *testing.B) {
 	s := newMiddlewareSetup(b)
 	run := func(b *testing.B, h http.Handler, newKey bool) {
@@ -170,6 +205,17 @@ func BenchmarkMiddleware(b *testing.B) {
 	// difference.
 	b.Run("payment_small/bare", func(b *testing.B) { run(b, paymentHandler, true) })
 	b.Run("payment_small/execute", func(b *testing.B) { run(b, s.handler(b), true) })
+	b.Run("payment_small/execute_steady", func(b *testing.B) {
+		q := newRequester(s.body, true)
+		h, tick := s.steady(b, q)
+		b.SetBytes(q.size)
+		b.ReportAllocs()
+		for b.Loop() {
+			tick()
+			q.serve(h)
+		}
+		q.check(b)
+	})
 	b.Run("payment_small/replay", func(b *testing.B) { run(b, s.handler(b), false) })
 	b.Run("payment_small/sum", func(b *testing.B) {
 		sum := s.sum(b)
