@@ -117,6 +117,10 @@ func BenchmarkMemoryPairs(b *testing.B) {
 					res.Record.StorageKey, res.Record.Key = string(buf), k
 					d := done
 					d.StorageKey, d.Key = res.Record.StorageKey, k
+					// Completed now, as the engine completes a record:
+					// it ends a TTL from its completion, after its
+					// reservation's end.
+					d.ExpiresAt = time.Now().Add(rule.TTL())
 					if err := pair(ctx, res, d); err != nil {
 						b.Error(err)
 						return
