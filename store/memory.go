@@ -42,8 +42,13 @@ type Memory struct {
 	shards []shard
 	seed   maphash.Seed
 	max    int64
-	count  atomic.Int64
-	clock  func() time.Time
+	// count is the number of records, but for what shards have not added
+	// yet: each adds its changes a batch at a time (see counted), so that
+	// cores writing records in different shards do not write one cache
+	// line at every record.
+	count atomic.Int64
+	slack int64 // at most what the shards have not added, either way
+	clock func() time.Time
 	// ownClock says that clock is this process's, whose readings
 	// Acquire can use as its own.
 	ownClock bool
@@ -60,6 +65,11 @@ type shard struct {
 	names names   // makes its entries' handles of routes and spec digests
 	// lastGen is the highest generation the shard gave or wrote.
 	lastGen uint64
+	// size is the number of its records, an atomic for Len and room,
+	// which read it without the lock; unadded is what of its changes the
+	// shard has not added to the store's count yet.
+	size    atomic.Int64
+	unadded int64
 	_       [64]byte // keep shards' locks on separate cache lines
 }
 
@@ -84,6 +94,7 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 		n = 64
 	}
 	m := &Memory{shards: make([]shard, n), seed: maphash.MakeSeed(), max: int64(opts.MaxRecords), clock: opts.Clock}
+	m.slack = int64(n) * (countBatch - 1)
 	if m.max == 0 {
 		m.max = 1 << 20
 	}
@@ -339,16 +350,42 @@ func (m *Memory) PurgeTenant(ctx context.Context, tenant string) (int, error) {
 
 // Len returns the number of records held, including those whose life has
 // ended but that are not swept yet.
-func (m *Memory) Len() int { return int(m.count.Load()) }
+func (m *Memory) Len() int { return int(m.size()) }
+
+// size counts the records of every shard.
+func (m *Memory) size() int64 {
+	var n int64
+	for i := range m.shards {
+		n += m.shards[i].size.Load()
+	}
+	return n
+}
+
+// countBatch is how far a shard's records change before it adds the
+// change to the store's count.
+const countBatch = 64
+
+// counted notes that sh has d records more (or fewer). The caller holds
+// sh.mu.
+func (m *Memory) counted(sh *shard, d int64) {
+	sh.size.Add(d)
+	sh.unadded += d
+	if sh.unadded >= countBatch || sh.unadded <= -countBatch {
+		m.count.Add(sh.unadded)
+		sh.unadded = 0
+	}
+}
 
 // room reports whether a new record fits, sweeping sh first when the
 // store is full. The caller holds sh.mu.
 func (m *Memory) room(sh *shard, now time.Time) bool {
-	if m.count.Load() < m.max {
+	// Far from full, the batched count tells; near it, only the shards'
+	// own counts do.
+	if m.count.Load() < m.max-m.slack || m.size() < m.max {
 		return true
 	}
 	sh.sweep(m, now, -1)
-	return m.count.Load() < m.max
+	return m.size() < m.max
 }
 
 // sweepAll sweeps every shard and returns how many records it removed.
@@ -421,7 +458,7 @@ func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Reco
 		end := e.set(rec, slot, &sh.names)
 		sh.ix.add(h, slot)
 		sh.ends.push(sh, end, slot)
-		m.count.Add(1)
+		m.counted(sh, 1)
 		return e
 	}
 	if was, end := e.end(), e.set(rec, e.slot, &sh.names); end != was {
@@ -437,7 +474,7 @@ func (sh *shard) remove(m *Memory, e *entry) {
 	sh.ix.remove(maphash.String(sh.seed, e.key), slot)
 	*e = entry{} // drop what the record refers to
 	sh.free = append(sh.free, slot)
-	m.count.Add(-1)
+	m.counted(sh, -1)
 	sh.ends.trim(sh)
 }
 

@@ -26,6 +26,7 @@ import (
 func checkShards(t *testing.T, m *Memory) {
 	t.Helper()
 	total := 0
+	var unadded int64
 	for i := range m.shards {
 		sh := &m.shards[i]
 		if got := sh.ix.n + len(sh.free); got != int(sh.used) {
@@ -44,6 +45,13 @@ func checkShards(t *testing.T, m *Memory) {
 			t.Fatalf("shard %d: %d cells in use, the index counts %d", i, inUse, sh.ix.n)
 		}
 		checkEnds(t, i, sh)
+		if got := sh.size.Load(); got != int64(sh.ix.n) {
+			t.Fatalf("shard %d: size %d, %d indexed", i, got, sh.ix.n)
+		}
+		if sh.unadded <= -countBatch || sh.unadded >= countBatch {
+			t.Fatalf("shard %d: %d changes not added to the count", i, sh.unadded)
+		}
+		unadded += sh.unadded
 		for _, slot := range sh.free {
 			if e := sh.entry(slot); !reflect.ValueOf(*e).IsZero() {
 				t.Fatalf("shard %d: free slot %d still holds a record", i, slot)
@@ -53,6 +61,9 @@ func checkShards(t *testing.T, m *Memory) {
 	}
 	if m.Len() != total {
 		t.Fatalf("Len = %d, want %d", m.Len(), total)
+	}
+	if got := m.count.Load() + unadded; got != int64(total) {
+		t.Fatalf("the count and what shards have not added make %d, want %d", got, total)
 	}
 }
 

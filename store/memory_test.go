@@ -84,19 +84,32 @@ func payRequest(t *testing.T, rule *policy.Rule, key string) policy.Request {
 }
 
 // A full store refuses new records instead of evicting live ones, and
-// makes room as soon as records' lives end.
+// makes room as soon as records' lives end: a small store, and one of
+// many shards large enough that its count is kept in batches until it is
+// near full.
 func TestMemoryFull(t *testing.T) {
-	m, clock, rule := newMemoryFixture(t, store.MemoryOptions{MaxRecords: 3, Shards: 2})
+	for _, opts := range []store.MemoryOptions{{MaxRecords: 3, Shards: 2}, {MaxRecords: 5000}} {
+		t.Run(strconv.Itoa(opts.MaxRecords), func(t *testing.T) { testMemoryFull(t, opts) })
+	}
+}
+
+func testMemoryFull(t *testing.T, opts store.MemoryOptions) {
+	m, clock, rule := newMemoryFixture(t, opts)
 	ctx := context.Background()
+	full := opts.MaxRecords
 	var held []store.Claim
-	for i := range 3 {
+	for i := range full {
 		c, err := store.Acquire(ctx, m, rule, payRequest(t, rule, "k"+strconv.Itoa(i)))
 		if err != nil || c.Decision.Action != policy.Execute {
 			t.Fatalf("Acquire %d = %v, %v", i, c.Decision.Action, err)
 		}
 		held = append(held, c)
 	}
-	_, err := store.Acquire(ctx, m, rule, payRequest(t, rule, "k3"))
+	if m.Len() != full {
+		t.Fatalf("Len = %d, want %d", m.Len(), full)
+	}
+	next := "k" + strconv.Itoa(full)
+	_, err := store.Acquire(ctx, m, rule, payRequest(t, rule, next))
 	if !errors.Is(err, store.ErrFull) {
 		t.Fatalf("Acquire in a full store: error %v, want ErrFull", err)
 	}
@@ -114,14 +127,14 @@ func TestMemoryFull(t *testing.T) {
 	if c, err := store.Acquire(ctx, m, rule, payRequest(t, rule, "k0")); err != nil || c.Decision.Action != policy.Replay {
 		t.Errorf("retry in a full store = %v, %v; want replay", c.Decision.Action, err)
 	}
-	if m.Len() != 3 {
-		t.Errorf("Len = %d, want 3", m.Len())
+	if m.Len() != full {
+		t.Errorf("Len = %d, want %d", m.Len(), full)
 	}
 	clock.Advance(time.Hour + time.Second)
-	if c, err := store.Acquire(ctx, m, rule, payRequest(t, rule, "k3")); err != nil || c.Decision.Action != policy.Execute {
+	if c, err := store.Acquire(ctx, m, rule, payRequest(t, rule, next)); err != nil || c.Decision.Action != policy.Execute {
 		t.Errorf("Acquire after every record expired = %v, %v; want execute", c.Decision.Action, err)
 	}
-	if _, err := m.Sweep(ctx, 100); err != nil {
+	if _, err := m.Sweep(ctx, full+100); err != nil {
 		t.Fatal(err)
 	}
 	if m.Len() != 1 {
