@@ -62,9 +62,9 @@ const maxAttempts = 8
 // tenant, or a record that contradicts its storage key).
 func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request) (c Claim, err error) {
 	// c is the result itself, so that returning it copies none of its
-	// hundreds of bytes. Without records, the engine answers what needs no store (a missing
-	// or malformed key) and otherwise gives the reservation to make; the
-	// store sets its generation and times.
+	// hundreds of bytes. Without records, the engine answers what needs
+	// no store (a missing or malformed key) and otherwise gives the
+	// reservation to make; the store sets its generation and times.
 	d, first, err := rule.DecideFirst(req, time.Time{})
 	if err != nil || d.Action != policy.Execute {
 		return Claim{Decision: d}, err

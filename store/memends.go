@@ -19,8 +19,8 @@ type ends struct {
 	// n is the number of items held; see trim for limit.
 	n, limit int
 	// first is at most the end of every item, so that most sweeps, finding
-	// nothing ended, look at no run: push lowers it, and a sweep raises it
-	// to the front's end.
+	// nothing ended, look at no run: push lowers it, and popEnded raises
+	// it to the front's end.
 	first int64
 	// k is the number of runs in use: runs[:k] hold items, runs[k:]
 	// none, so that with one TTL only the first is ever looked at.
@@ -164,9 +164,24 @@ func (s *ends) change(sh *shard, slot int32, was, end int64) {
 	s.push(sh, end, slot)
 }
 
+// popEnded removes and returns the first item when it ends by t, the
+// time in Unix microseconds; ok is false when none does.
+func (s *ends) popEnded(t int64) (it endItem, ok bool) {
+	if s.n == 0 || s.first > t {
+		return endItem{}, false
+	}
+	it, from := s.front()
+	if it.end > t {
+		s.first = it.end
+		return endItem{}, false
+	}
+	s.pop(from)
+	return it, true
+}
+
 // front returns the item that ends first and where it is: a run's index,
-// or endRuns for the heap; ok is false when there is none.
-func (s *ends) front() (it endItem, from int, ok bool) {
+// or endRuns for the heap. There is one: s.n > 0.
+func (s *ends) front() (it endItem, from int) {
 	from = -1
 	for i := range s.k {
 		if f := *s.runs[i].at(0); from < 0 || f.end < it.end {
@@ -176,7 +191,7 @@ func (s *ends) front() (it endItem, from int, ok bool) {
 	if len(s.heap) > 0 && (from < 0 || s.heap[0].end < it.end) {
 		it, from = s.heap[0], endRuns
 	}
-	return it, from, from >= 0
+	return it, from
 }
 
 // pop removes the first item of from, as front gave it.

@@ -47,7 +47,6 @@ type Memory struct {
 	// cores writing records in different shards do not write one cache
 	// line at every record.
 	count atomic.Int64
-	slack int64 // at most what the shards have not added, either way
 	clock func() time.Time
 	// ownClock says that clock is this process's, whose readings
 	// Acquire can use as its own.
@@ -65,8 +64,8 @@ type shard struct {
 	names names   // makes its entries' handles of routes and spec digests
 	// lastGen is the highest generation the shard gave or wrote.
 	lastGen uint64
-	// size is the number of its records, an atomic for Len and room,
-	// which read it without the lock; unadded is what of its changes the
+	// size is the number of its records (ix.n), an atomic for Len and
+	// room, which read it without the lock; unadded is what of its changes the
 	// shard has not added to the store's count yet.
 	size    atomic.Int64
 	unadded int64
@@ -94,7 +93,6 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 		n = 64
 	}
 	m := &Memory{shards: make([]shard, n), seed: maphash.MakeSeed(), max: int64(opts.MaxRecords), clock: opts.Clock}
-	m.slack = int64(n) * (countBatch - 1)
 	if m.max == 0 {
 		m.max = 1 << 20
 	}
@@ -380,8 +378,9 @@ func (m *Memory) counted(sh *shard, d int64) {
 // store is full. The caller holds sh.mu.
 func (m *Memory) room(sh *shard, now time.Time) bool {
 	// Far from full, the batched count tells; near it, only the shards'
-	// own counts do.
-	if m.count.Load() < m.max-m.slack || m.size() < m.max {
+	// own counts do. Each shard has added all but less than a batch.
+	slack := int64(len(m.shards)) * (countBatch - 1)
+	if m.count.Load() < m.max-slack || m.size() < m.max {
 		return true
 	}
 	sh.sweep(m, now, -1)
@@ -482,13 +481,11 @@ func (sh *shard) remove(m *Memory, e *entry) {
 // all of them) and returns how many. The caller holds sh.mu.
 func (sh *shard) sweep(m *Memory, now time.Time, limit int) int {
 	n := 0
-	for t := micros(now); n != limit && sh.ends.n > 0 && sh.ends.first <= t; {
-		it, from, _ := sh.ends.front()
-		if it.end > t {
-			sh.ends.first = it.end
+	for t := micros(now); n != limit; {
+		it, ok := sh.ends.popEnded(t)
+		if !ok {
 			break
 		}
-		sh.ends.pop(from)
 		if sh.live(it) {
 			sh.remove(m, sh.entry(it.slot))
 			n++
