@@ -20,10 +20,14 @@
 # that file as a regression. The end of a failing target's log is printed.
 # The exit status is 1 if anything failed.
 #
-# A run that ends in nothing but "context deadline exceeded", with no failing
-# input, is a race in Go's fuzzing coordinator as -fuzztime expires
+# A target fails the campaign when it writes a failing input, or when it
+# cannot run at all (a build error, a failing seed). A run that ends in
+# nothing but "context deadline exceeded", with no failing input, is a race
+# in the fuzzing coordinator of Go 1.26 and earlier as -fuzztime expires
 # (go.dev/issue/75804, fixed in Go 1.27), not a finding: it shows as FLAKE
-# and does not fail the campaign. A count (FUZZTIME=1000000x) avoids it.
+# and does not fail the campaign. Run under Go 1.27 or later
+# (GOTOOLCHAIN=go1.27.3, as .ci/run does), or with a count
+# (FUZZTIME=1000000x), to avoid it.
 #
 # The summary has a row a target: its executions; execs/s, their average
 # over the run; min/s, the slowest 3-second interval that go test reported;
@@ -37,6 +41,7 @@ fuzztime=${FUZZTIME:-1h}
 out=fuzz/out
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
+go version
 flags=("-fuzzminimizetime=${MINIMIZETIME:-20s}")
 if [[ -n ${PARALLEL:-} ]]; then
 	flags+=("-parallel=$PARALLEL")
