@@ -12,7 +12,8 @@ import (
 
 // Event describes one request a rule governed, as the middleware reports
 // it to Options.OnDecision once the request is answered: for metrics and
-// logs.
+// logs. It is a plain value: the hook gets its own copy and may keep it.
+// The zero value describes no request.
 type Event struct {
 	// Rule is the rule that governed the request.
 	Rule *policy.Rule
@@ -50,7 +51,7 @@ type Event struct {
 // when scoped, the endpoint) that names the key in logs without revealing
 // it: the first 16 bytes of its SHA-256, base64url-encoded. It is "" when
 // the request had no valid key.
-func (e *Event) KeyHash() string {
+func (e Event) KeyHash() string {
 	if e.storageKey == "" {
 		return ""
 	}

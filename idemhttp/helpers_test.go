@@ -84,9 +84,9 @@ func newApp(t *testing.T, st store.Store, policySrc string, opts idemhttp.Option
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	opts.OnDecision = func(ev *idemhttp.Event) {
+	opts.OnDecision = func(ev idemhttp.Event) {
 		a.mu.Lock()
-		a.events = append(a.events, *ev)
+		a.events = append(a.events, ev)
 		a.mu.Unlock()
 	}
 	a.mw, err = idemhttp.New(pol, st, opts)

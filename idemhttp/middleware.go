@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idemprint/idemprint/internal/problem"
 	"github.com/idemprint/idemprint/policy"
 	"github.com/idemprint/idemprint/store"
 )
@@ -48,9 +49,9 @@ type Options struct {
 	Logger *slog.Logger
 	// OnDecision, when set, is called once for every request a rule
 	// governs, after it was answered, with what happened: for metrics. It
-	// is called from the request's goroutine and must not block, nor keep
-	// the Event after it returns (copy what it needs).
-	OnDecision func(*Event)
+	// is called from the request's goroutine and must not block. The
+	// Event is a copy the hook owns: it may keep it.
+	OnDecision func(Event)
 	// FailOpen, when true, runs the handler without idempotency when the
 	// store fails. The default, false, fails closed: the request is
 	// answered with a 503 problem and Retry-After, and never executed
@@ -79,7 +80,7 @@ type Middleware struct {
 	maxRequest        int64
 	maxResponse       int64
 	log               *slog.Logger
-	onDecision        func(*Event)
+	onDecision        func(Event)
 	failOpen          bool
 	completionTimeout time.Duration
 	retryAfter        int
@@ -192,7 +193,7 @@ func (m *Middleware) Stats() Stats {
 }
 
 // exchange is the state of one governed request, recycled: the event
-// reported to the hook (which must not keep it), the writer an executing
+// reported to the hook (which gets a copy), the writer an executing
 // handler writes to, the holder of its reservation and the buffer its
 // body is read into. It goes back to the pool when the request is
 // answered and no renewal of its reservation is under way (refs).
@@ -288,7 +289,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 
 	var body []byte
 	if hasHeader(r.Header, rule.KeyHeader()) { // without a key nothing is fingerprinted
-		var p *problem
+		var p *problem.Details
 		if body, p = m.readBody(r, x.body[:0]); p != nil {
 			m.answerProblem(w, ev, Invalid, p)
 			return
@@ -498,7 +499,7 @@ func (m *Middleware) storeFailed(w http.ResponseWriter, r *http.Request, next ht
 	}
 	m.log.LogAttrs(r.Context(), slog.LevelError, "idemhttp: store failed; the request was not executed", slog.Int("status", p.Status), slog.Any("error", err))
 	ev.Status = p.Status
-	writeProblem(w, p)
+	problem.Write(w, p)
 }
 
 // run runs the handler without idempotency and returns the status it
@@ -515,34 +516,27 @@ func (m *Middleware) run(w http.ResponseWriter, r *http.Request, next http.Handl
 	return sw.status
 }
 
-func (m *Middleware) answerProblem(w http.ResponseWriter, ev *Event, o Outcome, p *problem) {
+func (m *Middleware) answerProblem(w http.ResponseWriter, ev *Event, o Outcome, p *problem.Details) {
 	ev.Outcome, ev.Status = o, p.Status
-	writeProblem(w, p)
+	problem.Write(w, p)
 }
 
 func (m *Middleware) report(ctx context.Context, ev *Event) {
 	if m.log.Enabled(ctx, slog.LevelDebug) {
 		m.log.LogAttrs(ctx, slog.LevelDebug, "idemhttp: request governed",
 			slog.String("rule", ev.Rule.Pointer()), slog.String("key_hash", ev.KeyHash()),
-			slog.String("action", actionName(ev.Action)), slog.String("outcome", ev.Outcome.String()),
+			slog.String("action", ev.Action.String()), slog.String("outcome", ev.Outcome.String()),
 			slog.Int("status", ev.Status), slog.Duration("duration", ev.Duration))
 	}
 	if m.onDecision != nil {
-		m.onDecision(ev)
+		m.onDecision(*ev)
 	}
-}
-
-func actionName(a policy.Action) string {
-	if a == 0 {
-		return "none"
-	}
-	return a.String()
 }
 
 // readBody reads the whole request body, up to the limit, appending it to
 // buf. It returns a problem for a body too large or that could not be
 // read.
-func (m *Middleware) readBody(r *http.Request, buf []byte) ([]byte, *problem) {
+func (m *Middleware) readBody(r *http.Request, buf []byte) ([]byte, *problem.Details) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
@@ -571,7 +565,7 @@ func (m *Middleware) readBody(r *http.Request, buf []byte) ([]byte, *problem) {
 			if errors.As(err, &tooLarge) {
 				return nil, problemTooLarge(m.maxRequest)
 			}
-			return nil, &problem{
+			return nil, &problem.Details{
 				Type: TypeInvalidRequest, Title: "Request body unreadable", Status: http.StatusBadRequest,
 				Detail: "The request body could not be read.", Part: "body",
 			}

@@ -1,14 +1,13 @@
 package idemhttp
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/internal/problem"
 	"github.com/idemprint/idemprint/policy"
 )
 
@@ -40,43 +39,8 @@ const (
 	TypeStoreError = policy.ProblemBase + "idempotency-store-error"
 )
 
-// problem is an RFC 9457 problem with the extension members this package
-// uses.
-type problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail,omitempty"`
-	// Where an invalid body's problem is.
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
-	Offset  *int64 `json:"offset,omitempty"`
-	Pointer string `json:"pointer,omitempty"`
-	// What an invalid request's problem is about.
-	Part string `json:"part,omitempty"`
-	Name string `json:"name,omitempty"`
-
-	retryAfter int // seconds; 0 for none
-}
-
-// writeProblem answers with p.
-func writeProblem(w http.ResponseWriter, p *problem) {
-	b, err := json.Marshal(p)
-	if err != nil { // cannot happen: strings and numbers only
-		b = []byte(`{"status":` + strconv.Itoa(p.Status) + `}`)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/problem+json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	if p.retryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(p.retryAfter))
-	}
-	w.WriteHeader(p.Status)
-	w.Write(b)
-}
-
-func problemTooLarge(limit int64) *problem {
-	return &problem{
+func problemTooLarge(limit int64) *problem.Details {
+	return &problem.Details{
 		Type:   TypeBodyTooLarge,
 		Title:  "Request body too large",
 		Status: http.StatusRequestEntityTooLarge,
@@ -87,7 +51,7 @@ func problemTooLarge(limit int64) *problem {
 // problemRequest describes why a request could not be fingerprinted:
 // a body that is not strict JSON (located by line, column, byte and JSON
 // Pointer), or a missing or invalid value.
-func problemRequest(body []byte, err error) *problem {
+func problemRequest(body []byte, err error) *problem.Details {
 	var ce *canonical.Error
 	if errors.As(err, &ce) {
 		line, col := canonical.LineColumn(body, ce.Offset)
@@ -96,7 +60,7 @@ func problemRequest(body []byte, err error) *problem {
 		if ce.Pointer != "" {
 			detail += ", at " + ce.Pointer
 		}
-		return &problem{
+		return &problem.Details{
 			Type:    TypeInvalidBody,
 			Title:   "Request body is not valid JSON",
 			Status:  http.StatusBadRequest,
@@ -107,7 +71,7 @@ func problemRequest(body []byte, err error) *problem {
 			Pointer: ce.Pointer,
 		}
 	}
-	p := &problem{
+	p := &problem.Details{
 		Type:   TypeInvalidRequest,
 		Title:  "Request cannot be fingerprinted",
 		Status: http.StatusBadRequest,
@@ -116,13 +80,13 @@ func problemRequest(body []byte, err error) *problem {
 	var re *fingerprint.RequestError
 	if errors.As(err, &re) {
 		p.Part, p.Name = re.Part, re.Name
-		p.Detail = upperFirst(strings.TrimPrefix(re.Error(), "fingerprint: ")) + "."
+		p.Detail = problem.Sentence(re.Error(), "fingerprint: ")
 	}
 	return p
 }
 
-func problemTenant() *problem {
-	return &problem{
+func problemTenant() *problem.Details {
+	return &problem.Details{
 		Type:   TypeTenantUnknown,
 		Title:  "Tenant unknown",
 		Status: http.StatusBadRequest,
@@ -130,28 +94,21 @@ func problemTenant() *problem {
 	}
 }
 
-func problemUnavailable(retryAfter int) *problem {
-	return &problem{
+func problemUnavailable(retryAfter int) *problem.Details {
+	return &problem.Details{
 		Type:       TypeStoreUnavailable,
 		Title:      "Idempotency store unavailable",
 		Status:     http.StatusServiceUnavailable,
 		Detail:     "The request was not executed: its idempotency key could not be checked. Retry later with the same key.",
-		retryAfter: retryAfter,
+		RetryAfter: retryAfter,
 	}
 }
 
-func problemStoreError() *problem {
-	return &problem{
+func problemStoreError() *problem.Details {
+	return &problem.Details{
 		Type:   TypeStoreError,
 		Title:  "Idempotency record unusable",
 		Status: http.StatusInternalServerError,
 		Detail: "The request was not executed: the record stored for its idempotency key cannot be used.",
 	}
-}
-
-func upperFirst(s string) string {
-	if s != "" && 'a' <= s[0] && s[0] <= 'z' {
-		return string(s[0]-'a'+'A') + s[1:]
-	}
-	return s
 }

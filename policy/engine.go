@@ -231,7 +231,8 @@ func (r *Rule) NewRequest(tenant string, fr fingerprint.Request) (Request, error
 }
 
 // Action is what the caller does with a request. The zero value is not an
-// action; Decide never returns it.
+// action (its String is "none": no decision was reached); Decide never
+// returns it.
 type Action uint8
 
 const (
@@ -254,9 +255,11 @@ const (
 )
 
 // String returns the action's name: "execute", "replay", "execute-as-new",
-// "reject" or "pass-through".
+// "reject" or "pass-through", or "none" for the zero value.
 func (a Action) String() string {
 	switch a {
+	case 0:
+		return "none"
 	case Execute:
 		return "execute"
 	case Replay:
@@ -275,7 +278,7 @@ func (a Action) String() string {
 func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 
 // Reason says how the request relates to the stored record. The zero value
-// is not a reason; Decide never returns it.
+// is not a reason (its String is "none"); Decide never returns it.
 type Reason uint8
 
 const (
@@ -301,9 +304,12 @@ const (
 )
 
 // String returns the reason's name: "missing-key", "malformed-key",
-// "first", "retry", "mismatch", "spec-changed" or "other-route".
+// "first", "retry", "mismatch", "spec-changed" or "other-route", or "none"
+// for the zero value.
 func (r Reason) String() string {
 	switch r {
+	case 0:
+		return "none"
 	case ReasonMissingKey:
 		return "missing-key"
 	case ReasonMalformedKey:

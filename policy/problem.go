@@ -6,13 +6,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/internal/problem"
 )
 
 // ProblemBase is the base of the problem type URIs. The URIs are stable: a
 // client may match on them.
-const ProblemBase = "https://idemprint.dev/problems/"
+const ProblemBase = problem.Base
 
 // Problem types of a rejection.
 const (
@@ -63,60 +63,12 @@ type ProblemDetails struct {
 // AppendJSON appends the problem as a JSON object to dst, with the members
 // type, title, status, detail and differing_paths, each only when set.
 func (p *ProblemDetails) AppendJSON(dst []byte) []byte {
-	dst = append(dst, '{')
-	sep := false
-	str := func(name, v string) {
-		if v == "" {
-			return
-		}
-		if sep {
-			dst = append(dst, ',')
-		}
-		sep = true
-		dst = append(dst, '"')
-		dst = append(dst, name...)
-		dst = append(dst, `":`...)
-		dst = appendString(dst, v)
-	}
-	str("type", p.Type)
-	str("title", p.Title)
-	if p.Status != 0 {
-		if sep {
-			dst = append(dst, ',')
-		}
-		sep = true
-		dst = append(dst, `"status":`...)
-		dst = strconv.AppendInt(dst, int64(p.Status), 10)
-	}
-	str("detail", p.Detail)
-	if len(p.DifferingPaths) > 0 {
-		if sep {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"differing_paths":[`...)
-		for i, s := range p.DifferingPaths {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, s)
-		}
-		dst = append(dst, ']')
-	}
-	return append(dst, '}')
+	d := problem.Details{Type: p.Type, Title: p.Title, Status: p.Status, Detail: p.Detail, DifferingPaths: p.DifferingPaths}
+	return d.AppendJSON(dst)
 }
 
 // MarshalJSON returns p.AppendJSON(nil).
 func (p *ProblemDetails) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
-
-// appendString appends s as a JSON string. Invalid UTF-8, which no string of
-// the engine holds, is replaced rather than failing the answer.
-func appendString(dst []byte, s string) []byte {
-	out, err := canonical.AppendString(dst, s)
-	if err != nil {
-		out, _ = canonical.AppendString(dst, strings.ToValidUTF8(s, "\uFFFD"))
-	}
-	return out
-}
 
 func problemMissingKey(header string) *ProblemDetails {
 	return &ProblemDetails{
@@ -132,7 +84,7 @@ func problemMalformedKey(err error) *ProblemDetails {
 		Type:   TypeMalformedKey,
 		Title:  "Idempotency key malformed",
 		Status: http.StatusBadRequest,
-		Detail: upperFirst(strings.TrimPrefix(err.Error(), "policy: ")) + ".",
+		Detail: problem.Sentence(err.Error(), "policy: "),
 	}
 }
 
@@ -238,11 +190,4 @@ func problemResponseNotKept(status int, size int64) *ProblemDetails {
 		Status: http.StatusConflict,
 		Detail: "The request first sent with this key was executed: " + what + " " + why + " for replay. It is not executed again.",
 	}
-}
-
-func upperFirst(s string) string {
-	if s != "" && 'a' <= s[0] && s[0] <= 'z' {
-		return string(s[0]-'a'+'A') + s[1:]
-	}
-	return s
 }

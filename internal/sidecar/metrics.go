@@ -114,7 +114,7 @@ type decisionSeries struct {
 	duration  prometheus.Observer
 }
 
-func (m *metrics) decided(ev *idemhttp.Event) {
+func (m *metrics) decided(ev idemhttp.Event) {
 	k := seriesKey{rule: ev.Rule.Pointer(), route: ev.Rule.Route(), action: ev.Action, reason: ev.Reason, outcome: ev.Outcome}
 	s := m.seriesOf(k)
 	s.decisions.Inc()
@@ -141,7 +141,7 @@ func (m *metrics) seriesOf(k seriesKey) *decisionSeries {
 	}
 	outcome := k.outcome.String()
 	s := &decisionSeries{
-		decisions: m.decisions.WithLabelValues(k.rule, k.route, actionName(k.action), reasonName(k.reason), outcome),
+		decisions: m.decisions.WithLabelValues(k.rule, k.route, k.action.String(), k.reason.String(), outcome),
 		duration:  m.duration.WithLabelValues(k.rule, outcome),
 	}
 	next[k] = s

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/idemprint/idemprint/idemhttp"
+	"github.com/idemprint/idemprint/internal/problem"
 	"github.com/idemprint/idemprint/policy"
 	"github.com/idemprint/idemprint/store"
 )
@@ -170,12 +171,12 @@ func (s *Sidecar) upstreamFailed(w http.ResponseWriter, r *http.Request, err err
 	if !maybeSent(r.Context()) {
 		idemhttp.ReleaseReservation(w)
 		s.upstreamError(r.Context(), kindUnreachable, r, err)
-		writeProblem(w, &problem{
+		problem.Write(w, &problem.Details{
 			Type:   TypeUpstreamUnreachable,
 			Title:  "Upstream unreachable",
 			Status: http.StatusBadGateway,
 			Detail: "The request was not executed: it could not be sent to the upstream. Retry with the same key.",
-		}, 0)
+		})
 		return
 	}
 	idemhttp.HoldReservation(w)
@@ -184,12 +185,13 @@ func (s *Sidecar) upstreamFailed(w http.ResponseWriter, r *http.Request, err err
 	if rule, ok := s.mw.Policy().Match(r.Method, r.URL.Path); ok {
 		retryAfter = int((rule.Lease() + 999_999_999) / 1_000_000_000) // whole seconds, rounded up
 	}
-	writeProblem(w, &problem{
+	problem.Write(w, &problem.Details{
 		Type:   TypeUpstreamOutcomeUnknown,
 		Title:  "Upstream outcome unknown",
 		Status: http.StatusGatewayTimeout,
 		Detail: "The request was sent to the upstream, which gave no complete answer: it may have executed. Its idempotency key stays reserved until its lease lapses; a retry with the same key is answered 409 until then.",
-	}, retryAfter)
+		RetryAfter: retryAfter,
+	})
 }
 
 // upstreamError logs and counts an upstream failure.
@@ -220,7 +222,7 @@ const (
 
 // decided is the middleware's OnDecision hook: the request log and the
 // metrics.
-func (s *Sidecar) decided(ev *idemhttp.Event) {
+func (s *Sidecar) decided(ev idemhttp.Event) {
 	if s.metrics != nil {
 		s.metrics.decided(ev)
 	}
@@ -232,8 +234,8 @@ func (s *Sidecar) decided(ev *idemhttp.Event) {
 		slog.String("tenant", ev.Tenant),
 		slog.String("rule", ev.Rule.Pointer()),
 		slog.String("route", ev.Rule.Route()),
-		slog.String("action", actionName(ev.Action)),
-		slog.String("reason", reasonName(ev.Reason)),
+		slog.String("action", ev.Action.String()),
+		slog.String("reason", ev.Reason.String()),
 		slog.String("outcome", ev.Outcome.String()),
 		slog.Int("status", ev.Status),
 		slog.String("fingerprint", ev.Fingerprint.String()),
@@ -248,20 +250,6 @@ func (s *Sidecar) decided(ev *idemhttp.Event) {
 		attrs = append(attrs, slog.String("error", ev.Err.Error()))
 	}
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
-}
-
-func actionName(a policy.Action) string {
-	if a == 0 {
-		return "none"
-	}
-	return a.String()
-}
-
-func reasonName(r policy.Reason) string {
-	if r == 0 {
-		return "none"
-	}
-	return r.String()
 }
 
 // hideReplayable moves the headers that make net/http's transport replay
