@@ -35,10 +35,10 @@ func FuzzPolicy(f *testing.F) {
 		p, err := policy.Parse(file)
 		if err != nil {
 			var pe *policy.ParseError
-			if !errors.As(err, &pe) || len(pe.Problems) == 0 {
+			if !errors.As(err, &pe) || len(pe.Findings) == 0 {
 				t.Fatalf("Parse error %v (%T) is not a *ParseError with problems", err, err)
 			}
-			for _, pr := range pe.Problems {
+			for _, pr := range pe.Findings {
 				if pr.Err == nil || pr.Offset < 0 || pr.Offset > int64(len(file)) || pr.Pointer != "" && pr.Pointer[0] != '/' {
 					t.Fatalf("malformed problem %#v in a file of %d bytes", pr, len(file))
 				}

@@ -66,9 +66,9 @@ func TestAllocations(t *testing.T) {
 		reason string
 	}{
 		{"Execute", func() { serve(keys[i%len(keys)]); i++ }, 9,
-			"stored header (3), reservation, storage key, body reader and its GetBody, stored body, the store's growth"},
-		{"Replay", func() { serve("k0") }, 8,
-			"reservation decided first, storage key, record copy, replayed header (4), Content-Length"},
+			"stored header (3), reservation, storage key (Decide's and StorageKeys', as Request keeps no cache), body reader and its GetBody, stored body, the store's growth"},
+		{"Replay", func() { serve("k0") }, 9,
+			"first decision's reservation, storage key (built by each Decide and by StorageKeys, as Request keeps no cache), record copy, replayed header (4), Content-Length"},
 	} {
 		if got := testing.AllocsPerRun(200, tc.f); got > tc.budget {
 			t.Errorf("%s: %v allocations per request, want at most %v: %s", tc.name, got, tc.budget, tc.reason)

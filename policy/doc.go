@@ -114,8 +114,8 @@
 // rejecting, a retry_after or a wait longer than the lease, an
 // exclude_headers entry never stored anyway), a rule that overlaps an
 // earlier one or that an earlier
-// one makes unreachable: each is a [Problem] with its JSON Pointer, and
-// [Parse] reports all of them ([MaxProblems] in detail, in document order,
+// one makes unreachable: each is a [Finding] with its JSON Pointer, and
+// [Parse] reports all of them ([MaxFindings] in detail, in document order,
 // and the count of the rest). A setting that has no effect only in
 // combination with an inherited one is reported where the object sets it;
 // store_intent inherited by a rule that does not reject is simply off.
@@ -244,7 +244,7 @@
 //     (Retry-After), §15 (status classes).
 //   - RFC 9562, Universally Unique IDentifiers: §4, the text form of a UUID
 //     key and its case.
-//   - RFC 6901, JSON Pointer: the location of every [Problem].
+//   - RFC 6901, JSON Pointer: the location of every [Finding].
 //
 // # Security considerations
 //

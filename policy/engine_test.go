@@ -1348,10 +1348,6 @@ func TestDecideAllocs(t *testing.T) {
 	req := policy.Request{Tenant: "acme", Key: []string{"pay-7f3a"}, Fingerprint: sum(t, rule, `{"a":1}`)}
 	d, _ := rule.Decide(req, nil, nil, now)
 	done, _ := rule.Complete(d.Reserve, policy.Response{Status: 201, Header: http.Header{"Location": {"/v1/payments/pay_1"}}, Body: []byte(`{}`)}, now)
-	cached, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {"pay-7f3a"}}, Body: []byte(`{"a":1}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name   string
 		budget float64
@@ -1359,62 +1355,11 @@ func TestDecideAllocs(t *testing.T) {
 	}{
 		{"StorageKeys", 1, func() { rule.StorageKeys(req) }},                      // the key string
 		{"Decide/Execute", 3, func() { rule.Decide(req, nil, nil, now) }},         // the key, the reservation
-		{"DecideFirst", 1, func() { rule.DecideFirst(req, now) }},                 // the key
-		{"DecideFirst/Cached", 0, func() { rule.DecideFirst(cached, now) }},       // NewRequest's target
 		{"Decide/Replay", 5, func() { rule.Decide(req, &done, nil, now) }},        // the key, the header copy
 		{"Decide/InFlight", 12, func() { rule.Decide(req, d.Reserve, nil, now) }}, // the problem and its body
 	} {
 		if got := testing.AllocsPerRun(100, tc.f); got > tc.budget {
 			t.Errorf("%s allocates %v times, budget %v", tc.name, got, tc.budget)
-		}
-	}
-}
-
-// TestDecideFirst holds DecideFirst to Decide with no records, whatever the
-// request: the same decision, error and reservation, given as a value.
-func TestDecideFirst(t *testing.T) {
-	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
-	for _, src := range []string{
-		`{"rules": [{"route": "POST /v1/payments"}]}`,
-		`{"rules": [{"route": "POST /v1/payments", "key": {"required": false}, "on_mismatch": "new"}]}`,
-		`{"rules": [{"route": "POST /v1/payments", "store_intent": true}]}`,
-		`{"rules": [{"route": "POST /v1/payments", "key": {"syntax": "uuid"}}]}`,
-	} {
-		rule := mustRule(t, src)
-		fp := sum(t, rule, `{"a":1}`)
-		fromNew, err := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: http.Header{"Idempotency-Key": {"k-1"}}, Body: []byte(`{"a":1}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tc := range []struct {
-			name string
-			req  policy.Request
-		}{
-			{"First", policy.Request{Tenant: "acme", Key: []string{"k-1"}, Fingerprint: fp, Intent: []byte(`{"a":1}`)}},
-			{"NewRequest", fromNew},
-			{"UUID", policy.Request{Tenant: "acme", Key: []string{"0b9c8f4e-3c1a-4d2b-9f7e-6a5b4c3d2e1f"}, Fingerprint: fp}},
-			{"NoTenant", policy.Request{Key: []string{"k-1"}, Fingerprint: fp}},
-			{"MissingKey", policy.Request{Tenant: "acme", Fingerprint: fp}},
-			{"MalformedKey", policy.Request{Tenant: "acme", Key: []string{"a", "b"}, Fingerprint: fp}},
-			{"NoFingerprint", policy.Request{Tenant: "acme", Key: []string{"k-1"}}},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				want, wantErr := rule.Decide(tc.req, nil, nil, now)
-				got, res, err := rule.DecideFirst(tc.req, now)
-				if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-					t.Fatalf("%s: error %v, want %v", src, err, wantErr)
-				}
-				var wantRes policy.Record
-				if want.Reserve != nil {
-					wantRes, want.Reserve = *want.Reserve, nil
-				}
-				if diff := cmp.Diff(want, got, fpEqual); diff != "" {
-					t.Errorf("%s: decision mismatch (-Decide +DecideFirst):\n%s", src, diff)
-				}
-				if diff := cmp.Diff(wantRes, res, fpEqual); diff != "" {
-					t.Errorf("%s: reservation mismatch (-Decide +DecideFirst):\n%s", src, diff)
-				}
-			})
 		}
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"strconv"
 )
 
-// Sentinel errors of a policy file. Every [Problem] wraps one of them (or a
+// Sentinel errors of a policy file. Every [Finding] wraps one of them (or a
 // sentinel of package canonical or fingerprint), so callers test it with
-// [errors.Is] on the [*ParseError] or on one Problem.
+// [errors.Is] on the [*ParseError] or on one Finding.
 var (
 	// ErrUnknownField reports a member the policy format does not define.
 	ErrUnknownField = errors.New("unknown field")
@@ -45,7 +45,7 @@ var (
 	ErrTooComplex = errors.New("too complex to check")
 )
 
-// Errors of the engine. The key errors are returned by [Rule.StorageKey] and
+// Errors of the engine. The key errors are returned by [Rule.StorageKeys] and
 // turned into rejections by [Rule.Decide]; the others report a caller's
 // mistake and are returned by Decide and [Rule.Complete].
 var (
@@ -72,8 +72,11 @@ var (
 	ErrStatus = errors.New("invalid response status")
 )
 
-// Problem is one thing wrong with a policy file.
-type Problem struct {
+// Finding is one thing wrong with a policy file, found by [Parse]. (It is
+// not an RFC 9457 problem, the body of a rejection: that is
+// [ProblemDetails].) The zero value is a finding at the document's root
+// with no error; Parse never returns one.
+type Finding struct {
 	// Pointer is the RFC 6901 JSON Pointer of the offending value in the
 	// policy document ("" is the whole document).
 	Pointer string
@@ -87,7 +90,7 @@ type Problem struct {
 }
 
 // Error returns "policy: " followed by the pointer and the problem.
-func (p Problem) Error() string {
+func (p Finding) Error() string {
 	ptr := p.Pointer
 	if ptr == "" {
 		ptr = "(root)"
@@ -96,35 +99,35 @@ func (p Problem) Error() string {
 }
 
 // Unwrap returns p.Err.
-func (p Problem) Unwrap() error { return p.Err }
+func (p Finding) Unwrap() error { return p.Err }
 
-// MaxProblems is the most problems a [ParseError] lists. A generated or
+// MaxFindings is the most findings a [ParseError] lists. A generated or
 // hostile policy may have a problem every few bytes; the first ones say
 // what is wrong, and the rest are counted.
-const MaxProblems = 100
+const MaxFindings = 100
 
 // ParseError is the error of [Parse]: the problems found in the policy
-// file. It holds at least one Problem.
+// file. It holds at least one [Finding].
 type ParseError struct {
-	// Problems are the first problems in document order (by offset; in
-	// the order they were found at one offset), at most MaxProblems.
-	Problems []Problem
-	// Total is the number of problems found, those in Problems included.
-	// When it is not more than len(Problems) (as in a ParseError built by
+	// Findings are the first findings in document order (by offset; in
+	// the order they were found at one offset), at most MaxFindings.
+	Findings []Finding
+	// Total is the number of findings, those in Findings included.
+	// When it is not more than len(Findings) (as in a ParseError built by
 	// hand with Total zero), every problem is listed.
 	Total int
 }
 
 // Omitted returns how many problems were found but not listed.
-func (e *ParseError) Omitted() int { return max(e.Total-len(e.Problems), 0) }
+func (e *ParseError) Omitted() int { return max(e.Total-len(e.Findings), 0) }
 
 // Error returns the first problem and how many more there are.
 func (e *ParseError) Error() string {
-	if len(e.Problems) == 0 {
+	if len(e.Findings) == 0 {
 		return "policy: invalid policy"
 	}
-	s := e.Problems[0].Error()
-	if n := len(e.Problems) - 1 + e.Omitted(); n == 1 {
+	s := e.Findings[0].Error()
+	if n := len(e.Findings) - 1 + e.Omitted(); n == 1 {
 		s += " (and 1 more problem)"
 	} else if n > 1 {
 		s += " (and " + strconv.Itoa(n) + " more problems)"
@@ -132,11 +135,11 @@ func (e *ParseError) Error() string {
 	return s
 }
 
-// Unwrap returns every problem listed, so that [errors.Is] finds a
-// sentinel held by any of them and [errors.As] finds a [Problem].
+// Unwrap returns every finding listed, so that [errors.Is] finds a
+// sentinel held by any of them and [errors.As] finds a [Finding].
 func (e *ParseError) Unwrap() []error {
-	errs := make([]error, len(e.Problems))
-	for i, p := range e.Problems {
+	errs := make([]error, len(e.Findings))
+	for i, p := range e.Findings {
 		errs[i] = p
 	}
 	return errs

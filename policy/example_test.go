@@ -88,7 +88,7 @@ func ExampleParse() {
 }`))
 	var pe *policy.ParseError
 	if errors.As(err, &pe) {
-		for _, p := range pe.Problems {
+		for _, p := range pe.Findings {
 			fmt.Printf("%s: %v\n", p.Pointer, p.Err)
 		}
 	}
@@ -176,9 +176,9 @@ func ExampleRule_Decide() {
 }
 
 // A store that reserves in one step (insert when nothing binds the key)
-// starts with DecideFirst: it gives the reservation as a value, or answers
-// what needs no record.
-func ExampleRule_DecideFirst() {
+// starts by deciding with no records: the decision gives the reservation
+// to insert, or answers what needs no record.
+func ExampleRule_Decide_firstReservation() {
 	rule, _ := mustParseExample(`{"rules": [{"route": "POST /v1/payments"}]}`).Match("POST", "/v1/payments")
 	now := time.Date(2025, 1, 15, 9, 30, 0, 0, time.UTC)
 	for _, key := range []string{"pay-7f3a", ""} {
@@ -187,12 +187,12 @@ func ExampleRule_DecideFirst() {
 			h.Set("Idempotency-Key", key)
 		}
 		req, _ := rule.NewRequest("acme", fingerprint.Request{Method: "POST", Path: "/v1/payments", Header: h, Body: []byte(`{"amountCents":1000}`)})
-		d, res, _ := rule.DecideFirst(req, now)
-		fmt.Println(d.Action, d.Reason, d.Response.Status, res.State, res.Generation, res.StorageKey != "")
+		d, _ := rule.Decide(req, nil, nil, now)
+		fmt.Println(d.Action, d.Reason, d.Response.Status, d.Reserve != nil && d.Reserve.State == policy.StateInFlight && d.Reserve.Generation == 1)
 	}
 	// Output:
-	// execute first 0 in-flight 1 true
-	// reject missing-key 400 none 0 false
+	// execute first 0 true
+	// reject missing-key 400 false
 }
 
 // Only cached statuses are stored; any other releases the reservation, so a

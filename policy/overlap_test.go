@@ -148,7 +148,7 @@ func TestOverlapWork(t *testing.T) {
 				if limit := 16 * len(p.routes.rules); p.routes.steps > limit {
 					t.Errorf("%d steps for %d rules, want at most %d", p.routes.steps, len(p.routes.rules), limit)
 				}
-				if errors.Is(&ParseError{Problems: p.problems}, ErrTooComplex) {
+				if errors.Is(&ParseError{Findings: p.problems}, ErrTooComplex) {
 					t.Errorf("reported too complex")
 				}
 			})

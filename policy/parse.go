@@ -41,13 +41,13 @@ var defaultMethods = []string{http.MethodPost, http.MethodPatch}
 // all errors.
 //
 // Parse reports every problem it finds, not only the first: the error is a
-// [*ParseError] listing the first [MaxProblems] in document order, each
+// [*ParseError] listing the first [MaxFindings] in document order, each
 // with its JSON Pointer and byte offset, and counting all of them. A rule
 // that overlaps earlier rules is one problem, naming the first. A document
 // that is not strict JSON is reported as one problem wrapping the
 // [*canonical.Error], so that [errors.As] finds it through the ParseError;
 // the problem's message is the canonical error's without its location,
-// which the Problem carries.
+// which the Finding carries.
 //
 // Its time grows near-linearly with the size of the file, up to the limit
 // of 1 MiB, whatever the file holds: many rules that all share paths, long
@@ -55,27 +55,27 @@ var defaultMethods = []string{http.MethodPost, http.MethodPatch}
 // that no policy written by hand approaches (see [ErrTooComplex]).
 func Parse(data []byte) (*Policy, error) {
 	if _, err := (canonical.Options{MaxBytes: maxPolicyBytes, MaxDepth: maxPolicyDepth}).Transform(data); err != nil {
-		p := Problem{Err: err}
+		p := Finding{Err: err}
 		var ce *canonical.Error
 		if errors.As(err, &ce) {
-			p = Problem{Pointer: ce.Pointer, Offset: ce.Offset, Err: &located{ce}}
+			p = Finding{Pointer: ce.Pointer, Offset: ce.Offset, Err: &located{ce}}
 		}
-		return nil, &ParseError{Problems: []Problem{p}, Total: 1}
+		return nil, &ParseError{Findings: []Finding{p}, Total: 1}
 	}
 	root, err := decodeTree(data)
 	if err != nil { // not reached: canonical accepted data
-		return nil, &ParseError{Problems: []Problem{{Err: errorf(canonical.ErrSyntax, "%v", err)}}, Total: 1}
+		return nil, &ParseError{Findings: []Finding{{Err: errorf(canonical.ErrSyntax, "%v", err)}}, Total: 1}
 	}
 	p := &parser{routes: newRouteIndex()}
 	pol := p.policy(root)
 	if p.total > 0 {
 		p.trim()
-		return nil, &ParseError{Problems: slices.Clip(p.problems), Total: p.total}
+		return nil, &ParseError{Findings: slices.Clip(p.problems), Total: p.total}
 	}
 	return pol, nil
 }
 
-// located wraps a *canonical.Error whose location a Problem already
+// located wraps a *canonical.Error whose location a Finding already
 // carries: its message is the error's without the location, and it unwraps
 // to the *canonical.Error (and through it to the sentinel).
 type located struct{ err *canonical.Error }
@@ -85,7 +85,7 @@ func (l *located) Unwrap() error { return l.err }
 
 // parser walks a decoded policy document and collects its problems.
 type parser struct {
-	problems []Problem // the first in document order, and some after them
+	problems []Finding // the first in document order, and some after them
 	total    int       // the problems found
 	routes   *routeIndex
 
@@ -93,28 +93,28 @@ type parser struct {
 }
 
 func (p *parser) fail(ptr string, n *node, err error) {
-	p.add(Problem{Pointer: ptr, Offset: n.off, Err: err})
+	p.add(Finding{Pointer: ptr, Offset: n.off, Err: err})
 }
 
-// add records a problem. It keeps at most 2*MaxProblems, trimming them to
-// the first MaxProblems in document order when there are more.
-func (p *parser) add(pr Problem) {
+// add records a problem. It keeps at most 2*MaxFindings, trimming them to
+// the first MaxFindings in document order when there are more.
+func (p *parser) add(pr Finding) {
 	p.total++
 	p.problems = append(p.problems, pr)
-	if len(p.problems) == 2*MaxProblems {
+	if len(p.problems) == 2*MaxFindings {
 		p.trim()
 	}
 }
 
 // trim sorts the problems by offset, stably, and keeps the first
-// MaxProblems. Those it drops come after MaxProblems others in any order
+// MaxFindings. Those it drops come after MaxFindings others in any order
 // of the whole list, and those it keeps were found before any found later,
 // so trimming as it goes keeps what one sort at the end would.
 func (p *parser) trim() {
-	slices.SortStableFunc(p.problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
-	if len(p.problems) > MaxProblems {
-		clear(p.problems[MaxProblems:])
-		p.problems = p.problems[:MaxProblems]
+	slices.SortStableFunc(p.problems, func(a, b Finding) int { return cmp.Compare(a.Offset, b.Offset) })
+	if len(p.problems) > MaxFindings {
+		clear(p.problems[MaxFindings:])
+		p.problems = p.problems[:MaxFindings]
 	}
 }
 
@@ -753,7 +753,7 @@ func (p *parser) object(ptr string, n *node, known ...string) bool {
 		if s := suggest(m.name, known); s != "" {
 			msg += " (did you mean " + strconv.Quote(s) + "?)"
 		}
-		p.add(Problem{Pointer: appendToken(ptr, m.name), Offset: m.off, Err: errorf(ErrUnknownField, "%s", msg)})
+		p.add(Finding{Pointer: appendToken(ptr, m.name), Offset: m.off, Err: errorf(ErrUnknownField, "%s", msg)})
 	}
 	return true
 }

@@ -30,7 +30,7 @@ func problemsOf(t *testing.T, err error, candidates []error) []want {
 		t.Fatalf("Parse error %v (%T) is not a *policy.ParseError", err, err)
 	}
 	var got []want
-	for _, p := range pe.Problems {
+	for _, p := range pe.Findings {
 		w := want{Pointer: p.Pointer}
 		for _, c := range candidates {
 			if errors.Is(p.Err, c) {
@@ -307,8 +307,8 @@ func TestParseCanonicalError(t *testing.T) {
 	}
 	var pe *policy.ParseError
 	errors.As(err, &pe)
-	if got, want := pe.Problems[0].Error(), "policy: /rules/0: "+ce.Err.Error(); got != want {
-		t.Errorf("Problem.Error() = %q, want %q", got, want)
+	if got, want := pe.Findings[0].Error(), "policy: /rules/0: "+ce.Err.Error(); got != want {
+		t.Errorf("Finding.Error() = %q, want %q", got, want)
 	}
 }
 
@@ -340,7 +340,7 @@ func TestParseOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, p := range pe.Problems {
+	for _, p := range pe.Findings {
 		got = append(got, p.Pointer+" @ "+src[p.Offset:p.Offset+7])
 	}
 	want := []string{`/rules/0/ttl @ "-1s", `, `/rules/0/bogus @ "bogus"`}
@@ -451,7 +451,7 @@ func TestParseSeed(t *testing.T) {
 }
 
 // TestParseMaxProblems checks that a ParseError lists the first
-// MaxProblems problems in document order and counts the others: each of
+// MaxFindings problems in document order and counts the others: each of
 // 150 rules overlaps the 150 before it, and is reported once.
 func TestParseMaxProblems(t *testing.T) {
 	var b strings.Builder
@@ -467,24 +467,24 @@ func TestParseMaxProblems(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatal(err)
 	}
-	if len(pe.Problems) != policy.MaxProblems || pe.Total != 301 || pe.Omitted() != 201 {
-		t.Errorf("%d problems listed, Total %d, Omitted %d; want %d, 301, 201", len(pe.Problems), pe.Total, pe.Omitted(), policy.MaxProblems)
+	if len(pe.Findings) != policy.MaxFindings || pe.Total != 301 || pe.Omitted() != 201 {
+		t.Errorf("%d problems listed, Total %d, Omitted %d; want %d, 301, 201", len(pe.Findings), pe.Total, pe.Omitted(), policy.MaxFindings)
 	}
 	var got []string
-	for _, p := range pe.Problems[:4] {
+	for _, p := range pe.Findings[:4] {
 		got = append(got, p.Pointer)
 	}
 	want := []string{"/rules/150/route", "/rules/150/colour", "/rules/151/route", "/rules/151/colour"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("first problems (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(pe.Problems[0].Error(), "overlaps /rules/0 (POST /x0/{a})") {
-		t.Errorf("Problems[0] = %v, want it to name the first rule it overlaps", pe.Problems[0])
+	if !strings.Contains(pe.Findings[0].Error(), "overlaps /rules/0 (POST /x0/{a})") {
+		t.Errorf("Findings[0] = %v, want it to name the first rule it overlaps", pe.Findings[0])
 	}
 	if !strings.HasSuffix(err.Error(), "(and 300 more problems)") {
 		t.Errorf("Error() = %q", err)
 	}
-	if !slices.IsSortedFunc(pe.Problems, func(a, b policy.Problem) int { return int(a.Offset - b.Offset) }) {
+	if !slices.IsSortedFunc(pe.Findings, func(a, b policy.Finding) int { return int(a.Offset - b.Offset) }) {
 		t.Errorf("problems not in document order")
 	}
 }
@@ -512,13 +512,13 @@ func FuzzParse(f *testing.F) {
 		pol, err := policy.Parse(data)
 		if err != nil {
 			var pe *policy.ParseError
-			if !errors.As(err, &pe) || len(pe.Problems) == 0 || pol != nil {
+			if !errors.As(err, &pe) || len(pe.Findings) == 0 || pol != nil {
 				t.Fatalf("Parse error %v (%T) is not a *ParseError with problems", err, err)
 			}
-			if len(pe.Problems) > policy.MaxProblems || pe.Total < len(pe.Problems) {
-				t.Errorf("%d problems listed of %d", len(pe.Problems), pe.Total)
+			if len(pe.Findings) > policy.MaxFindings || pe.Total < len(pe.Findings) {
+				t.Errorf("%d problems listed of %d", len(pe.Findings), pe.Total)
 			}
-			for _, p := range pe.Problems {
+			for _, p := range pe.Findings {
 				if p.Err == nil || p.Offset < 0 || p.Offset > int64(len(data)) || p.Pointer != "" && p.Pointer[0] != '/' {
 					t.Errorf("bad problem %+v in %d bytes", p, len(data))
 				}

@@ -65,10 +65,12 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 	// hundreds of bytes. Without records, the engine answers what needs
 	// no store (a missing or malformed key) and otherwise gives the
 	// reservation to make; the store sets its generation and times.
-	d, first, err := rule.DecideFirst(req, time.Time{})
+	d, err := rule.Decide(req, nil, nil, time.Time{})
 	if err != nil || d.Action != policy.Execute {
 		return Claim{Decision: d}, err
 	}
+	first := *d.Reserve
+	d.Reserve = nil
 	pk, nk, err := rule.StorageKeys(req)
 	if err != nil {
 		return Claim{}, err

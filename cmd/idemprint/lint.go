@@ -14,7 +14,7 @@ import (
 )
 
 // runLint checks a policy file and prints its problems, one a line, to
-// stdout: the first policy.MaxProblems, then "… and N more" when there are
+// stdout: the first policy.MaxFindings, then "… and N more" when there are
 // more. With --previous OLD, it checks OLD too and then prints, for every
 // route, what deploying POLICY in place of OLD does to the records OLD's
 // rules stored (policy.Compare). It exits 0 when the policies are clean
@@ -108,27 +108,27 @@ func lintDeploy(prevName, nextName string, prev, next *policy.Policy, stdout, st
 }
 
 // policyProblems returns the problems of an error of policy.Parse.
-func policyProblems(_ *policy.Policy, err error) []policy.Problem {
+func policyProblems(_ *policy.Policy, err error) []policy.Finding {
 	if err == nil {
 		return nil
 	}
 	var pe *policy.ParseError
 	if errors.As(err, &pe) {
-		return pe.Problems
+		return pe.Findings
 	}
-	return []policy.Problem{{Err: err}}
+	return []policy.Finding{{Err: err}}
 }
 
 // formatProblem describes a policy problem as formatError describes a JSON
 // error: name:line:col (byte N) at /pointer: problem.
-func formatProblem(name string, src []byte, p policy.Problem) string {
+func formatProblem(name string, src []byte, p policy.Finding) string {
 	line, col := canonical.LineColumn(src, p.Offset)
 	return formatProblemAt(name, line, col, p)
 }
 
 // formatProblemAt is formatProblem with the line and column of the
 // problem's offset already found.
-func formatProblemAt(name string, line, col int, p policy.Problem) string {
+func formatProblemAt(name string, line, col int, p policy.Finding) string {
 	s := name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + " (byte " + strconv.FormatInt(p.Offset, 10) + ")"
 	if p.Pointer != "" {
 		s += " at " + p.Pointer

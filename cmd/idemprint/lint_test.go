@@ -126,7 +126,7 @@ func TestLintThroughRun(t *testing.T) {
 	}
 }
 
-// TestLintMany checks that lint prints the first policy.MaxProblems
+// TestLintMany checks that lint prints the first policy.MaxFindings
 // problems, then how many more there are, and counts all of them.
 func TestLintMany(t *testing.T) {
 	var b strings.Builder
@@ -142,8 +142,8 @@ func TestLintMany(t *testing.T) {
 		t.Errorf("runLint = %d, want 1", code)
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-	if len(lines) != policy.MaxProblems+1 {
-		t.Fatalf("%d lines, want %d", len(lines), policy.MaxProblems+1)
+	if len(lines) != policy.MaxFindings+1 {
+		t.Fatalf("%d lines, want %d", len(lines), policy.MaxFindings+1)
 	}
 	if want := name + ":152:11 (byte "; !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "at /rules/150/route: overlaps /rules/0 (POST /x0/{a})") {
 		t.Errorf("first line %q, want it to start with %q and name /rules/0", lines[0], want)
