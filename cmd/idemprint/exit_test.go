@@ -8,7 +8,7 @@ import (
 )
 
 // TestExitStatus runs every command against the exit-status table of
-// usage and the README: each row of the table, for each command it names.
+// usage and docs/cli.md: each row of the table, for each command it names.
 func TestExitStatus(t *testing.T) {
 	dup := writeTemp(t, "dup.json", `{"amountCents":10,"amountCents":10000}`)
 	noIBAN := writeTemp(t, "noiban.json", `{"amountCents": 1000, "currency": "EUR"}`)
