@@ -16,16 +16,10 @@ import (
 	"github.com/idemprint/idemprint/internal/httpsyntax"
 )
 
-// Built-in defaults, used for whatever neither a rule nor the defaults set.
+// Bounds of a policy file.
 const (
-	defaultTTL            = 24 * time.Hour
-	defaultLease          = 30 * time.Second
-	defaultMismatchStatus = http.StatusUnprocessableEntity
-	defaultReplayName     = "Idempotent-Replayed"
-	defaultReplayValue    = "true"
-	maxKeyLength          = 1024 // the largest max_length a policy may set
-	maxPolicyBytes        = 1 << 20
-	maxPolicyDepth        = 32
+	maxPolicyBytes = 1 << 20
+	maxPolicyDepth = 32
 )
 
 // defaultMethods are the methods governed by the defaults when no rule
@@ -118,35 +112,6 @@ func (p *parser) trim() {
 	}
 }
 
-// settings are the fields shared by a rule and the defaults; nil is unset.
-type settings struct {
-	ptr  string
-	node *node
-
-	keyHeader      *string
-	keyRequired    *bool
-	keySyntax      *keySyntax
-	keyMaxLength   *int
-	scopeRoute     *bool
-	fp             *fingerprint.Fingerprinter
-	onMismatch     *Resolution
-	mismatchStatus *int
-	onSpecChange   *Resolution
-	cache          *statusSet
-	ttl            *time.Duration
-	lease          *time.Duration
-	retryAfter     *time.Duration
-	wait           *time.Duration
-	replay         *[2]string
-	storeIntent    *bool
-	exclude        *[]string // canonical header names
-}
-
-var settingFields = []string{
-	"key", "scope", "fingerprint", "on_mismatch", "mismatch_status", "on_spec_change",
-	"cache", "ttl", "lease", "retry_after", "wait", "replay_header", "store_intent", "exclude_headers",
-}
-
 func (p *parser) policy(root *node) *Policy {
 	if !p.object("", root, "defaults", "rules") {
 		return nil
@@ -154,7 +119,7 @@ func (p *parser) policy(root *node) *Policy {
 	defaults := settings{ptr: "/defaults"}
 	methods := defaultMethods
 	if n := root.get("defaults"); n != nil {
-		if p.object("/defaults", n, slices.Concat(settingFields, []string{"methods"})...) {
+		if p.object("/defaults", n, append(settingMembers(), "methods")...) {
 			defaults = p.settings("/defaults", n)
 			if m := n.get("methods"); m != nil {
 				methods = p.methods("/defaults/methods", m)
@@ -181,7 +146,7 @@ func (p *parser) policy(root *node) *Policy {
 	}
 	for i, n := range rules.elems {
 		ptr := "/rules/" + strconv.Itoa(i)
-		if !p.object(ptr, n, slices.Concat(settingFields, []string{"route"})...) {
+		if !p.object(ptr, n, append(settingMembers(), "route")...) {
 			continue
 		}
 		route := n.get("route")
@@ -241,42 +206,12 @@ const maxEcho = 120
 
 // rule resolves s over parent over the built-in defaults.
 func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
-	r := &Rule{
-		pointer:        ptr,
-		method:         method,
-		keyHeader:      pick(s.keyHeader, parent.keyHeader, DefaultKeyHeader),
-		keyRequired:    pick(s.keyRequired, parent.keyRequired, true),
-		keySyntax:      pick(s.keySyntax, parent.keySyntax, syntaxPrintable),
-		keyMaxLength:   pick(s.keyMaxLength, parent.keyMaxLength, defaultKeyMaxLength),
-		scopeRoute:     pick(s.scopeRoute, parent.scopeRoute, false),
-		onMismatch:     pick(s.onMismatch, parent.onMismatch, ResolveReject),
-		mismatchStatus: pick(s.mismatchStatus, parent.mismatchStatus, defaultMismatchStatus),
-		onSpecChange:   pick(s.onSpecChange, parent.onSpecChange, ResolveReject),
-		cache:          pick(s.cache, parent.cache, defaultCache),
-		ttl:            pick(s.ttl, parent.ttl, defaultTTL),
-		lease:          pick(s.lease, parent.lease, defaultLease),
-		retryAfter:     pick(s.retryAfter, parent.retryAfter, 0),
-		wait:           pick(s.wait, parent.wait, 0),
+	r := &Rule{pointer: ptr, method: method}
+	for i := range settingTable {
+		st := &settingTable[i]
+		st.set(r, resolvedAny(st, s, parent))
 	}
-	if exclude := pick(s.exclude, parent.exclude, nil); len(exclude) > 0 {
-		r.exclude = make(map[string]bool, len(exclude))
-		for _, h := range exclude {
-			r.exclude[h] = true
-		}
-	}
-	// Intent projections serve only to list the differing fields of a
-	// key-reuse rejection; inherited by a rule that does not reject, they
-	// would keep personal data for nothing.
-	r.storeIntent = pick(s.storeIntent, parent.storeIntent, false) && r.onMismatch == ResolveReject
-	r.keyHeader = http.CanonicalHeaderKey(r.keyHeader)
-	replay := pick(s.replay, parent.replay, [2]string{defaultReplayName, defaultReplayValue})
-	r.replayName, r.replayValue = replay[0], replay[1]
-	switch {
-	case s.fp != nil:
-		r.fp = s.fp
-	case parent.fp != nil:
-		r.fp = parent.fp
-	default:
+	if r.fp == nil {
 		if p.wholeBody == nil { // compiled once, shared by the rules without a spec
 			fp, err := fingerprint.Compile(fingerprint.Spec{})
 			if err != nil { // not reached: the empty spec is the whole body
@@ -292,165 +227,132 @@ func (p *parser) rule(s, parent *settings, ptr, method string) *Rule {
 	return r
 }
 
-// pick returns *a, else *b, else def.
-func pick[T any](a, b *T, def T) T {
-	if a != nil {
-		return *a
-	}
-	if b != nil {
-		return *b
-	}
-	return def
-}
-
 // check reports the settings of s that have no effect once resolved over
 // parent: each is reported where s sets it.
 func (p *parser) check(s, parent *settings) {
 	if s.node == nil {
 		return
 	}
-	at := func(field string) (string, *node) {
-		return s.ptr + "/" + field, s.node.lookup("/" + field)
+	at := func(name string) (string, *node) {
+		field := "/" + strings.ReplaceAll(name, ".", "/")
+		return s.ptr + field, s.node.lookup(field)
 	}
-	if s.mismatchStatus != nil && pick(s.onMismatch, parent.onMismatch, ResolveReject) != ResolveReject {
+	onMismatch := resolved[Resolution]("on_mismatch", s, parent)
+	if s.has("mismatch_status") && onMismatch != ResolveReject {
 		ptr, n := at("mismatch_status")
-		p.fail(ptr, n, errorf(ErrIneffective, "mismatch_status has no effect: on_mismatch is %q, not \"reject\"",
-			pick(s.onMismatch, parent.onMismatch, ResolveReject)))
+		p.fail(ptr, n, errorf(ErrIneffective, "mismatch_status has no effect: on_mismatch is %q, not \"reject\"", onMismatch))
 	}
-	if s.keyMaxLength != nil && pick(s.keySyntax, parent.keySyntax, syntaxPrintable) == syntaxUUID {
-		ptr, n := at("key/max_length")
+	if s.has("key.max_length") && resolved[keySyntax]("key.syntax", s, parent) == syntaxUUID {
+		ptr, n := at("key.max_length")
 		p.fail(ptr, n, errorf(ErrIneffective, `max_length has no effect: the key syntax is "uuid"`))
 	}
-	if s.ttl != nil || s.lease != nil {
-		ttl, lease := pick(s.ttl, parent.ttl, defaultTTL), pick(s.lease, parent.lease, defaultLease)
-		if lease >= ttl {
-			field := "lease"
-			if s.lease == nil {
-				field = "ttl"
-			}
-			ptr, n := at(field)
-			p.fail(ptr, n, errorf(ErrIneffective, "the lease (%v) must be shorter than the ttl (%v): a reservation would outlive its record", lease, ttl))
+	ttl, lease := resolved[time.Duration]("ttl", s, parent), resolved[time.Duration]("lease", s, parent)
+	if (s.has("ttl") || s.has("lease")) && lease >= ttl {
+		name := "lease"
+		if !s.has("lease") {
+			name = "ttl"
 		}
+		ptr, n := at(name)
+		p.fail(ptr, n, errorf(ErrIneffective, "the lease (%v) must be shorter than the ttl (%v): a reservation would outlive its record", lease, ttl))
 	}
 	// Settings bounded by the lease, reported where s sets one of the two.
-	lease := pick(s.lease, parent.lease, defaultLease)
-	for _, d := range [...]struct {
-		field          string
-		own, inherited *time.Duration
-		why            string
-	}{
-		{"retry_after", s.retryAfter, parent.retryAfter, "a client would wait past a reservation's end"},
-		{"wait", s.wait, parent.wait, "once the lease is over the reservation is stale, and the waiting request takes it over instead of waiting"},
+	for _, d := range [...]struct{ name, why string }{
+		{"retry_after", "a client would wait past a reservation's end"},
+		{"wait", "once the lease is over the reservation is stale, and the waiting request takes it over instead of waiting"},
 	} {
-		if v := pick(d.own, d.inherited, 0); (d.own != nil || s.lease != nil) && v > lease {
-			field := d.field
-			if d.own == nil {
-				field = "lease"
+		if v := resolved[time.Duration](d.name, s, parent); (s.has(d.name) || s.has("lease")) && v > lease {
+			name := d.name
+			if !s.has(d.name) {
+				name = "lease"
 			}
-			ptr, n := at(field)
-			p.fail(ptr, n, errorf(ErrIneffective, "%s (%v) is longer than the lease (%v): %s", d.field, v, lease, d.why))
+			ptr, n := at(name)
+			p.fail(ptr, n, errorf(ErrIneffective, "%s (%v) is longer than the lease (%v): %s", d.name, v, lease, d.why))
 		}
 	}
-	if s.storeIntent != nil && *s.storeIntent && pick(s.onMismatch, parent.onMismatch, ResolveReject) != ResolveReject {
+	if intent, ok := s.set["store_intent"].(bool); ok && intent && onMismatch != ResolveReject {
 		ptr, n := at("store_intent")
-		p.fail(ptr, n, errorf(ErrIneffective, "store_intent has no effect: on_mismatch is %q, not \"reject\", so no rejection lists differing fields",
-			pick(s.onMismatch, parent.onMismatch, ResolveReject)))
+		p.fail(ptr, n, errorf(ErrIneffective, "store_intent has no effect: on_mismatch is %q, not \"reject\", so no rejection lists differing fields", onMismatch))
 	}
 }
 
-// settings parses the setting fields of the object n at ptr.
-func (p *parser) settings(ptr string, n *node) settings {
-	s := settings{ptr: ptr, node: n}
-	for _, m := range n.members {
-		fp, v := appendToken(ptr, m.name), m.val
-		switch m.name {
-		case "key":
-			p.key(fp, v, &s)
-		case "scope":
-			if p.object(fp, v, "route") {
-				if r := v.get("route"); r != nil {
-					s.scopeRoute = p.boolean(fp+"/route", r)
-				}
-			}
-		case "fingerprint":
-			s.fp = p.spec(fp, v)
-		case "on_mismatch":
-			s.onMismatch = p.resolution(fp, v)
-		case "mismatch_status":
-			if c, ok := p.integer(fp, v); ok {
-				if c != 400 && c != 409 && c != 422 {
-					p.fail(fp, v, errorf(ErrInvalid, "mismatch_status %d is not allowed: want 422 (the IETF draft), 409 or 400", c))
-				} else {
-					s.mismatchStatus = &c
-				}
-			}
-		case "on_spec_change":
-			s.onSpecChange = p.resolution(fp, v)
-		case "cache":
-			s.cache = p.cache(fp, v)
-		case "ttl":
-			s.ttl = p.duration(fp, v, false)
-		case "lease":
-			s.lease = p.duration(fp, v, false)
-		case "retry_after":
-			if d := p.duration(fp, v, false); d != nil {
-				if *d%time.Second != 0 {
-					p.fail(fp, v, errorf(ErrDuration, "invalid retry_after %q: Retry-After counts whole seconds", v.str))
-				} else {
-					s.retryAfter = d
-				}
-			}
-		case "wait":
-			s.wait = p.duration(fp, v, true)
-		case "replay_header":
-			s.replay = p.replayHeader(fp, v)
-		case "store_intent":
-			s.storeIntent = p.boolean(fp, v)
-		case "exclude_headers":
-			s.exclude = p.excludeHeaders(fp, v)
-		}
+// keyHeader parses the name of the key's header.
+func (p *parser) keyHeader(ptr string, n *node) *string {
+	h, ok := p.str(ptr, n)
+	if !ok {
+		return nil
 	}
-	return s
+	switch why := unreadableHeader(h); {
+	case !httpsyntax.IsToken(h):
+		p.fail(ptr, n, errorf(ErrInvalid, "invalid header name %q", shorten(h, maxEcho)))
+	case why != "":
+		p.fail(ptr, n, errorf(ErrInvalid, "the key cannot be carried in %s: %s", h, why))
+	default:
+		return &h
+	}
+	return nil
 }
 
-func (p *parser) key(ptr string, n *node, s *settings) {
-	if !p.object(ptr, n, "header", "required", "syntax", "max_length") {
-		return
+// keySyntax parses the syntax of a key's content.
+func (p *parser) keySyntax(ptr string, n *node) *keySyntax {
+	t, ok := p.str(ptr, n)
+	if !ok {
+		return nil
 	}
-	if v := n.get("header"); v != nil {
-		if h, ok := p.str(ptr+"/header", v); ok {
-			switch why := unreadableHeader(h); {
-			case !httpsyntax.IsToken(h):
-				p.fail(ptr+"/header", v, errorf(ErrInvalid, "invalid header name %q", shorten(h, maxEcho)))
-			case why != "":
-				p.fail(ptr+"/header", v, errorf(ErrInvalid, "the key cannot be carried in %s: %s", h, why))
-			default:
-				s.keyHeader = &h
-			}
-		}
+	var k keySyntax
+	switch t {
+	case "printable":
+		k = syntaxPrintable
+	case "uuid":
+		k = syntaxUUID
+	default:
+		p.fail(ptr, n, errorf(ErrInvalid, `invalid key syntax %q: want "printable" or "uuid"`, t))
+		return nil
 	}
-	if v := n.get("required"); v != nil {
-		s.keyRequired = p.boolean(ptr+"/required", v)
+	return &k
+}
+
+// keyMaxLength parses the longest key a rule accepts.
+func (p *parser) keyMaxLength(ptr string, n *node) *int {
+	c, ok := p.integer(ptr, n)
+	if !ok {
+		return nil
 	}
-	if v := n.get("syntax"); v != nil {
-		if t, ok := p.str(ptr+"/syntax", v); ok {
-			k, ok := map[string]keySyntax{"printable": syntaxPrintable, "uuid": syntaxUUID}[t]
-			if ok {
-				s.keySyntax = &k
-			} else {
-				p.fail(ptr+"/syntax", v, errorf(ErrInvalid, `invalid key syntax %q: want "printable" or "uuid"`, t))
-			}
-		}
+	if c < 1 || c > maxKeyLength {
+		p.fail(ptr, n, errorf(ErrInvalid, "max_length %d is out of range 1 to %d", c, maxKeyLength))
+		return nil
 	}
-	if v := n.get("max_length"); v != nil {
-		if c, ok := p.integer(ptr+"/max_length", v); ok {
-			if c < 1 || c > maxKeyLength {
-				p.fail(ptr+"/max_length", v, errorf(ErrInvalid, "max_length %d is out of range 1 to %d", c, maxKeyLength))
-			} else {
-				s.keyMaxLength = &c
-			}
-		}
+	return &c
+}
+
+// mismatchStatus parses the status of a key-reuse rejection.
+func (p *parser) mismatchStatus(ptr string, n *node) *int {
+	c, ok := p.integer(ptr, n)
+	if !ok {
+		return nil
 	}
+	if c != 400 && c != 409 && c != 422 {
+		p.fail(ptr, n, errorf(ErrInvalid, "mismatch_status %d is not allowed: want 422 (the IETF draft), 409 or 400", c))
+		return nil
+	}
+	return &c
+}
+
+// retryAfter parses a Retry-After: a positive duration of whole seconds.
+func (p *parser) retryAfter(ptr string, n *node) *time.Duration {
+	d := p.duration(ptr, n, false)
+	if d != nil && *d%time.Second != 0 {
+		p.fail(ptr, n, errorf(ErrDuration, "invalid retry_after %q: Retry-After counts whole seconds", n.str))
+		return nil
+	}
+	return d
+}
+
+func (p *parser) positiveDuration(ptr string, n *node) *time.Duration {
+	return p.duration(ptr, n, false)
+}
+
+func (p *parser) nonNegativeDuration(ptr string, n *node) *time.Duration {
+	return p.duration(ptr, n, true)
 }
 
 // spec parses a fingerprint spec and compiles it. Its fields are those of

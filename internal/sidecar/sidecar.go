@@ -186,10 +186,10 @@ func (s *Sidecar) upstreamFailed(w http.ResponseWriter, r *http.Request, err err
 		retryAfter = int((rule.Lease() + 999_999_999) / 1_000_000_000) // whole seconds, rounded up
 	}
 	problem.Write(w, &problem.Details{
-		Type:   TypeUpstreamOutcomeUnknown,
-		Title:  "Upstream outcome unknown",
-		Status: http.StatusGatewayTimeout,
-		Detail: "The request was sent to the upstream, which gave no complete answer: it may have executed. Its idempotency key stays reserved until its lease lapses; a retry with the same key is answered 409 until then.",
+		Type:       TypeUpstreamOutcomeUnknown,
+		Title:      "Upstream outcome unknown",
+		Status:     http.StatusGatewayTimeout,
+		Detail:     "The request was sent to the upstream, which gave no complete answer: it may have executed. Its idempotency key stays reserved until its lease lapses; a retry with the same key is answered 409 until then.",
 		RetryAfter: retryAfter,
 	})
 }
