@@ -397,9 +397,7 @@ func shrinkTree(v value) []value {
 			out = append(out, value{kind: kindString}, value{kind: kindString, s: string(rs[1:])}, value{kind: kindString, s: string(rs[:len(rs)-1])})
 		}
 	case kindArray:
-		for _, e := range v.elems {
-			out = append(out, e)
-		}
+		out = append(out, v.elems...)
 		for i := range v.elems {
 			out = append(out, value{kind: kindArray, elems: slices.Delete(slices.Clone(v.elems), i, i+1)})
 		}

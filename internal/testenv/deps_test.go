@@ -2,8 +2,6 @@ package testenv_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -15,7 +13,10 @@ func TestLibraryDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command, to list dependencies: %v", err)
+	}
 	pkgs := []string{"canonical", "fingerprint", "policy", "store", "store/storetest", "idemhttp"}
 	forbidden := []string{"github.com/redis/", "github.com/jackc/", "github.com/prometheus/", "github.com/schollz/", "github.com/gofiber/"}
 	for _, p := range pkgs {
