@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gowebpki/jcs"
+	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/fingerprint"
 	"github.com/tidwall/gjson"
 )
@@ -172,5 +173,48 @@ func TestSumStable(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkSumVsAppend compares, on every Sum case of the corpus, Sum with
+// the case's intent paths against canonical.Append of the same body in the
+// same number mode (Exact, Spec's default): selecting the intent should
+// cost no more than canonicalizing the whole body.
+func BenchmarkSumVsAppend(b *testing.B) {
+	for _, c := range corpusCases {
+		if c.intent == nil {
+			continue
+		}
+		body := corpusFile(b, c)
+		b.Run(c.name, func(b *testing.B) {
+			b.Run("sum", func(b *testing.B) {
+				f, err := fingerprint.Compile(fingerprint.Spec{Intent: c.intent})
+				if err != nil {
+					b.Fatal(err)
+				}
+				req := fingerprint.Request{Method: "POST", Path: "/v1/payments", Body: body}
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if fingerprintSink, err = f.Sum(req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("append", func(b *testing.B) {
+				opts := canonical.Options{Numbers: canonical.Exact}
+				buf, err := opts.Append(nil, body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if buf, err = opts.Append(buf[:0], body); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -153,37 +152,6 @@ func checkValidate(t *testing.T, opts canonical.Options, in []byte) {
 		return a == nil && b == nil || a != nil && b != nil && a.Error() == b.Error() && errors.Is(b, errors.Unwrap(errors.Unwrap(a)))
 	})); diff != "" {
 		t.Errorf("Validate(%.60q) and Append disagree (-Append +Validate):\n%s", in, diff)
-	}
-	ends := make([]int32, len(in))
-	if err := opts.ValidateEnds(in, ends); fmt.Sprint(err) != fmt.Sprint(got) {
-		t.Errorf("ValidateEnds(%.60q) = %v, Validate = %v", in, err, got)
-	} else if err == nil {
-		checkEnds(t, in, ends)
-	}
-}
-
-// checkEnds checks the ends ValidateEnds recorded for the valid text in
-// against a scan that matches brackets outside strings.
-func checkEnds(t *testing.T, in []byte, ends []int32) {
-	t.Helper()
-	var open []int
-	for i := 0; i < len(in); i++ {
-		switch in[i] {
-		case '"':
-			for i++; in[i] != '"'; i++ {
-				if in[i] == '\\' {
-					i++
-				}
-			}
-		case '[', '{':
-			open = append(open, i)
-		case ']', '}':
-			o := open[len(open)-1]
-			open = open[:len(open)-1]
-			if int(ends[o]) != i+1 {
-				t.Errorf("ValidateEnds(%.60q): end of the value at %d = %d, want %d", in, o, ends[o], i+1)
-			}
-		}
 	}
 }
 

@@ -68,21 +68,3 @@ func ExampleOptions_Validate() {
 	// canonical: byte 52 at /items: duplicate member name "items"
 	// <nil>
 }
-
-func ExampleOptions_ValidateEnds() {
-	body := []byte(`{"skip": {"a": [1, 2, 3]}, "pick": [10.50, "x"]}`)
-	ends := make([]int32, len(body))
-	if err := (canonical.Options{}).ValidateEnds(body, ends); err != nil {
-		panic(err)
-	}
-	// Step over "skip" without reading it, and canonicalize only "pick".
-	skip := 9 // the '{' of the value of "skip"
-	next := int(ends[skip])
-	fmt.Printf("%q\n", body[skip:next])
-	pick := 35 // the '[' of the value of "pick"
-	out, _ := canonical.Append(nil, body[pick:ends[pick]])
-	fmt.Println(string(out))
-	// Output:
-	// "{\"a\": [1, 2, 3]}"
-	// [10.5,"x"]
-}

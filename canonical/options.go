@@ -2,8 +2,9 @@ package canonical
 
 import (
 	"errors"
-	"math"
 	"strconv"
+
+	"github.com/idemprint/idemprint/internal/jsonwire"
 )
 
 // NumberMode chooses how numbers are written. The zero value is [JCS].
@@ -47,7 +48,7 @@ func (m *NumberMode) UnmarshalText(b []byte) error {
 	case "exact":
 		*m = Exact
 	default:
-		return errors.New(`canonical: unknown number mode ` + quoteExcerpt(b) + ` (want "jcs" or "exact")`)
+		return errors.New(`canonical: unknown number mode ` + jsonwire.QuoteExcerpt(b) + ` (want "jcs" or "exact")`)
 	}
 	return nil
 }
@@ -83,21 +84,13 @@ type Options struct {
 // src must not overlap the spare capacity of dst. In steady state, with a
 // dst of sufficient capacity, Append does not allocate.
 func (o Options) Append(dst, src []byte) ([]byte, error) {
-	n := len(dst)
-	if o.MaxBytes > 0 && len(src) > o.MaxBytes {
-		return dst, &Error{Offset: int64(o.MaxBytes), Err: &problem{ErrTooLarge,
-			"input of " + itoa(int64(len(src))) + " bytes exceeds the limit of " + itoa(int64(o.MaxBytes))}}
-	}
-	if o.Numbers > Exact {
-		return dst, &Error{Err: &problem{ErrSyntax, "unknown number mode " + o.Numbers.String()}}
-	}
-	e := getEncoder()
-	e.opts = o
-	e.maxDepth = o.maxDepth()
-	out, err := e.run(dst, src)
-	putEncoder(e)
+	w, err := o.wire(src)
 	if err != nil {
-		return dst[:n], err
+		return dst, err
+	}
+	out, err := jsonwire.Append(w, dst, src)
+	if err != nil {
+		return dst, fromWire(err)
 	}
 	return out, nil
 }
@@ -108,41 +101,25 @@ func (o Options) Append(dst, src []byte) ([]byte, error) {
 // would write and reorder: a caller that needs the canonical form of a few
 // parts of a large text can validate the whole and canonicalize just the
 // parts. In steady state Validate does not allocate.
-func (o Options) Validate(src []byte) error { return o.validate(src, nil) }
-
-// ValidateEnds is [Options.Validate] that also records where each array and
-// object of src ends: for a '[' or '{' at src[i], ends[i] becomes the
-// offset just past its closing bracket, so a reader of the valid text can
-// step over a value without reading it. The other elements of ends are
-// left as they are, and on error any of them may have been written.
-// ValidateEnds panics if ends is shorter than src; a src of 2 GiB or more
-// is ErrTooLarge.
-func (o Options) ValidateEnds(src []byte, ends []int32) error {
-	if len(ends) < len(src) {
-		panic("canonical: ValidateEnds: ends is shorter than src")
+func (o Options) Validate(src []byte) error {
+	w, err := o.wire(src)
+	if err != nil {
+		return err
 	}
-	if len(src) > math.MaxInt32 {
-		return &Error{Offset: math.MaxInt32, Err: &problem{ErrTooLarge, "input of 2 GiB or more for ValidateEnds"}}
-	}
-	return o.validate(src, ends)
+	return fromWire(jsonwire.Validate(w, src))
 }
 
-func (o Options) validate(src []byte, ends []int32) error {
+// wire checks the limits that apply before src is read and returns the
+// encoder's options.
+func (o Options) wire(src []byte) (jsonwire.Options, error) {
 	if o.MaxBytes > 0 && len(src) > o.MaxBytes {
-		return &Error{Offset: int64(o.MaxBytes), Err: &problem{ErrTooLarge,
-			"input of " + itoa(int64(len(src))) + " bytes exceeds the limit of " + itoa(int64(o.MaxBytes))}}
+		return jsonwire.Options{}, fromWire(jsonwire.NewError(int64(o.MaxBytes), ErrTooLarge,
+			"input of "+itoa(int64(len(src)))+" bytes exceeds the limit of "+itoa(int64(o.MaxBytes))))
 	}
 	if o.Numbers > Exact {
-		return &Error{Err: &problem{ErrSyntax, "unknown number mode " + o.Numbers.String()}}
+		return jsonwire.Options{}, fromWire(jsonwire.NewError(0, ErrSyntax, "unknown number mode "+o.Numbers.String()))
 	}
-	e := getEncoder()
-	e.opts = o
-	e.maxDepth = o.maxDepth()
-	e.check, e.ends = true, ends
-	var err error
-	e.names, err = e.run(e.names[:0], src)
-	putEncoder(e)
-	return err
+	return jsonwire.Options{Numbers: jsonwire.NumberMode(o.Numbers), MaxDepth: o.maxDepth(), RejectNoncharacters: o.RejectNoncharacters}, nil
 }
 
 // Transform returns the canonical form of the JSON text src in a new slice,
@@ -175,3 +152,12 @@ func (o Options) maxDepth() int {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// AppendString appends s as a canonical JSON string, quotes included, and
+// returns the extended slice. It returns dst unchanged and an [*Error]
+// wrapping [ErrInvalidUTF8] if s is not valid UTF-8; the error's Offset is
+// the offset in s.
+func AppendString(dst []byte, s string) ([]byte, error) {
+	out, err := jsonwire.AppendString(dst, s)
+	return out, fromWire(err)
+}

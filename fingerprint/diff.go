@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/idemprint/idemprint/internal/jsonwire"
 )
 
 // MaxDifferences is the most differences [Diff] lists. Two documents may
@@ -343,7 +345,7 @@ func (t *tree) parse(src []byte) error {
 	t.src, t.vals = src, slices.Grow(t.vals[:0], countValues(src))
 	var open []int // the containers being read
 	name := -1     // the name of the member whose value comes next
-	i := skipSpaceBytes(src, 0)
+	i := jsonwire.SkipSpace(src, 0)
 	for {
 		// src[i] starts a value.
 		idx := len(t.vals)
@@ -354,17 +356,17 @@ func (t *tree) parse(src []byte) error {
 		switch src[i] {
 		case '{', '[':
 			open = append(open, idx)
-			i = skipSpaceBytes(src, i+1)
+			i = jsonwire.SkipSpace(src, i+1)
 		case '"':
-			i = skipQuoted(src, i)
+			i = jsonwire.SkipString(src, i)
 			t.close(idx, i)
-			i = skipSpaceBytes(src, i)
+			i = jsonwire.SkipSpace(src, i)
 		default:
 			for i < len(src) && !strings.ContainsRune(",]} \t\n\r", rune(src[i])) {
 				i++
 			}
 			t.close(idx, i)
-			i = skipSpaceBytes(src, i)
+			i = jsonwire.SkipSpace(src, i)
 		}
 		// Close the containers that end here; stop before the next value.
 	closing:
@@ -375,12 +377,12 @@ func (t *tree) parse(src []byte) error {
 			top := open[len(open)-1]
 			switch src[i] {
 			case ',':
-				i = skipSpaceBytes(src, i+1)
+				i = jsonwire.SkipSpace(src, i+1)
 				break closing
 			case '}', ']':
 				t.close(top, i+1)
 				open = open[:len(open)-1]
-				i = skipSpaceBytes(src, i+1)
+				i = jsonwire.SkipSpace(src, i+1)
 			default: // the first value of a container
 				break closing
 			}
@@ -388,8 +390,8 @@ func (t *tree) parse(src []byte) error {
 		name = -1
 		if src[t.vals[open[len(open)-1]].start] == '{' {
 			name = i
-			i = skipSpaceBytes(src, skipQuoted(src, i))
-			i = skipSpaceBytes(src, i+1) // past the colon
+			i = jsonwire.SkipSpace(src, jsonwire.SkipString(src, i))
+			i = jsonwire.SkipSpace(src, i+1) // past the colon
 		}
 	}
 }
@@ -402,7 +404,7 @@ func countValues(src []byte) int {
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
 		case '"':
-			i = skipQuoted(src, i) - 1
+			i = jsonwire.SkipString(src, i) - 1
 		case ',', '[', '{':
 			n++
 		}
@@ -463,7 +465,7 @@ func (t *tree) appendMembers(dst []member, i int) ([]member, error) {
 // name returns the decoded name of the member whose value is i. Without
 // escapes it shares the source's bytes; Diff copies what it keeps.
 func (t *tree) name(i int) (string, error) {
-	q := t.src[t.vals[i].name:skipQuoted(t.src, t.vals[i].name)]
+	q := t.src[t.vals[i].name:jsonwire.SkipString(t.src, t.vals[i].name)]
 	if bytes.IndexByte(q, '\\') < 0 {
 		q = q[1 : len(q)-1]
 		return unsafe.String(unsafe.SliceData(q), len(q)), nil
@@ -535,13 +537,6 @@ func (t *tree) document() (document, error) {
 	}
 	return d, nil
 }
-
-// skipSpaceBytes returns the offset of the first byte from s[i] on that is
-// not JSON whitespace.
-func skipSpaceBytes(s []byte, i int) int { return skipSpace(unsafeString(s), i) }
-
-// skipQuoted returns the offset just past the JSON string at s[i].
-func skipQuoted(s []byte, i int) int { return skipString(unsafeString(s), i) }
 
 // multiValue reports whether the path p has a "#" segment.
 func multiValue(p string) bool {

@@ -2,13 +2,11 @@ package fingerprint
 
 import (
 	"math/bits"
-	"slices"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/idemprint/idemprint/canonical"
+	"github.com/idemprint/idemprint/internal/jsonwire"
 )
 
 // node is one step of the trie of walked paths. Compile builds it so that
@@ -19,11 +17,10 @@ type node struct {
 	kids  []int   // indexes in Fingerprinter.nodes
 	ends  []int   // walked paths that end here
 	below []int   // a "#" node: the walked paths that go through it
-	// The kids that a member name leads to, their names, and how many
-	// names these are (two kids may share one: "1" and "\1").
+	// The kids that a member name leads to, and their names (two kids may
+	// share one: "1" and "\1").
 	named     []int
 	kidsNames []string
-	distinct  int
 }
 
 // buildTrie indexes the walked paths: the Intent paths, or without them the
@@ -60,29 +57,25 @@ func (f *Fingerprinter) buildTrie() {
 		}
 		f.nodes[n].ends = append(f.nodes[n].ends, pi)
 	}
-	for i := range f.nodes {
-		n := &f.nodes[i]
-		for x, name := range n.kidsNames {
-			if !slices.Contains(n.kidsNames[:x], name) {
-				n.distinct++
-			}
-		}
-	}
 }
 
-// selectIntent walks the canonical body once for every walked path,
-// filling st.out with what each selects and st.holes with where it found
-// nothing, and checks the Required paths.
-func (f *Fingerprinter) selectIntent(st *state) error {
+// selectIntent fills st.out with what each walked path selects in body and
+// st.holes with where it found nothing, and checks the Required paths.
+// With Intent paths the body as sent is read once: the encoder validates
+// it and writes out only the values the paths select (Enter, Value and
+// Leave below); without, the canonical body st.body is walked.
+func (f *Fingerprinter) selectIntent(st *state, body []byte) error {
 	n := len(f.walked)
 	st.out = grow(st.out, n)
 	st.holes = grow(st.holes, n)
-	st.where, st.levels, st.names, st.err = st.where[:0], st.levels[:0], st.names[:0], nil
-	if len(st.text) > 0 && n > 0 {
-		f.visit(st, st.text, skipSpace(st.text, 0), 0, 0, f.allIgnorePaths())
-		if st.err != nil {
-			return st.err
+	st.where, st.levels, st.stack, st.active = st.where[:0], st.levels[:0], st.stack[:0], st.active[:0]
+	switch {
+	case len(f.intent) > 0 && len(body) > 0:
+		if err := jsonwire.Select(f.wire, body, st); err != nil {
+			return fromWire(err)
 		}
+	case len(st.body) > 0 && n > 0:
+		f.visit(st, unsafeString(st.body), 0, 0, 0, f.allIgnorePaths())
 	}
 	for pi := range f.walked {
 		p := &f.walked[pi]
@@ -94,11 +87,165 @@ func (f *Fingerprinter) selectIntent(st *state) error {
 		}
 		if len(st.holes[pi]) > 0 {
 			h := unsafeString(st.holes[pi])
-			first, _ := strconv.Unquote(h[:skipString(h, 0)]) // a canonical string
+			first, _ := strconv.Unquote(h[:jsonwire.SkipString(h, 0)]) // a canonical string
 			return missing(first)
 		}
 	}
 	return nil
+}
+
+// fromWire returns the encoder's error as the *canonical.Error that
+// canonical would return: the two structs have the same fields.
+func fromWire(err error) error {
+	if we, ok := err.(*jsonwire.Error); ok {
+		return (*canonical.Error)(we)
+	}
+	return err
+}
+
+// level is one value of the body as sent that the walk of the Intent
+// paths is in: the trie nodes that reach it (st.active[first:end]), its
+// depth and the Ignore paths that still match, and for an array that is
+// followed where its "#" bookkeeping starts in st.levels (else -1).
+type level struct {
+	first, end int
+	d          int
+	mask       uint64
+	hash       int
+}
+
+// Enter is the walk's step into a value of the body as sent: the value is
+// reached by the trie nodes of its container that name or index leads to.
+// A value that some walked path ends at is asked for whole (Value walks it
+// further); otherwise a container is followed while paths go on below it.
+func (st *state) Enter(name []byte, index int, first byte) jsonwire.Action {
+	f := st.f
+	lv := level{first: len(st.active), hash: -1}
+	if len(st.stack) == 0 {
+		st.active = append(st.active, 0) // the root
+		lv.mask = f.allIgnorePaths()
+	} else {
+		p := &st.stack[len(st.stack)-1]
+		lv.d = p.d + 1
+		if index < 0 {
+			nm := unsafeString(name)
+			for _, ni := range st.active[p.first:p.end] {
+				n := &f.nodes[ni]
+				for x, kn := range n.kidsNames {
+					if kn == nm {
+						st.active = append(st.active, n.named[x])
+					}
+				}
+			}
+			if len(st.active) == lv.first {
+				return jsonwire.Skip // a member no path names
+			}
+			lv.mask, _ = f.advance(p.mask, p.d, nm, -1)
+		} else {
+			h := p.hash
+			for _, ni := range st.active[p.first:p.end] {
+				for _, ki := range f.nodes[ni].kids {
+					k := &f.nodes[ki]
+					switch {
+					case k.seg.all:
+						for bi, pi := range k.below {
+							if st.levels[h+2*bi] > 0 {
+								st.out[pi] = append(st.out[pi], ',')
+							}
+							st.levels[h+2*bi+1] = len(st.out[pi])
+						}
+						h += 2 * len(k.below)
+						st.active = append(st.active, ki)
+					case k.seg.index == index:
+						st.active = append(st.active, ki)
+					}
+				}
+			}
+			if len(st.active) == lv.first {
+				return jsonwire.Skip // an element no path indexes
+			}
+			lv.mask, _ = f.advance(p.mask, p.d, "", index)
+		}
+		st.where = append(st.where, index)
+	}
+	lv.end = len(st.active)
+	emit, follow := false, false
+	for _, ni := range st.active[lv.first:] {
+		n := &f.nodes[ni]
+		emit = emit || len(n.ends) > 0
+		follow = follow || len(n.kids) > 0
+	}
+	action := jsonwire.Pass
+	switch {
+	case emit:
+		action = jsonwire.Emit
+	case follow && (first == '{' || first == '['):
+		action = jsonwire.Follow
+		if first == '[' {
+			lv.hash = len(st.levels)
+			st.eachAll(lv, func(pi int) {
+				st.out[pi] = append(st.out[pi], '[')
+				st.levels = append(st.levels, 0, 0) // elements written, mark
+			})
+		}
+	}
+	st.stack = append(st.stack, lv)
+	return action
+}
+
+// Value walks the canonical form of the value last entered for every
+// trie node that reaches it.
+func (st *state) Value(canon []byte) {
+	lv := &st.stack[len(st.stack)-1]
+	for _, ni := range st.active[lv.first:lv.end] {
+		st.f.visit(st, unsafeString(canon), 0, ni, lv.d, lv.mask)
+	}
+}
+
+// Leave closes the value last entered: a followed array ends its "#"
+// paths, and an element of one that selected nothing for a "#" path is a
+// hole.
+func (st *state) Leave() {
+	f := st.f
+	top := len(st.stack) - 1
+	lv := st.stack[top]
+	st.stack = st.stack[:top]
+	if lv.hash >= 0 {
+		st.eachAll(lv, func(pi int) { st.out[pi] = append(st.out[pi], ']') })
+		st.levels = st.levels[:lv.hash]
+	}
+	if top > 0 {
+		if p := st.stack[top-1]; p.hash >= 0 { // an element of a followed array
+			h := p.hash
+			st.eachAll(p, func(pi int) {
+				c := &st.levels[h]
+				if len(st.out[pi]) > st.levels[h+1] {
+					*c++
+				} else {
+					// Nothing selected in this element: a hole.
+					if *c > 0 {
+						st.out[pi] = st.out[pi][:len(st.out[pi])-1]
+					}
+					f.addHole(st, pi, lv.d)
+				}
+				h += 2
+			})
+		}
+		st.where = st.where[:len(st.where)-1]
+	}
+	st.active = st.active[:lv.first]
+}
+
+// eachAll calls fn for every walked path that goes through a "#" below
+// the trie nodes of lv, in the order of st.levels.
+func (st *state) eachAll(lv level, fn func(pi int)) {
+	for _, ni := range st.active[lv.first:lv.end] {
+		for _, ki := range st.f.nodes[ni].kids {
+			for _, pi := range st.f.nodes[ki].below {
+				fn(pi)
+			}
+		}
+	}
 }
 
 // allIgnorePaths is the mask of every Ignore path, which all match at the
@@ -180,95 +327,46 @@ func missing(where string) error {
 	return &RequestError{Part: "body", Name: where, Err: ErrMissingRequired}
 }
 
-// visit walks the value at s[i], reached at trie node ni by a concrete
-// path of d segments (st.where) that the Ignore paths in mask match so far.
-// It appends the canonical form of what each walked path selects to st.out
-// and returns the offset just past the value. s is the canonical body, or
-// with st.raw the body as sent, valid but with whitespace, escapes and
-// members in any order: then only the values selected are canonicalized.
+// visit walks the value at s[i] of a canonical text, reached at trie node
+// ni by a concrete path of d segments (st.where) that the Ignore paths in
+// mask match so far. It appends the canonical form of what each walked
+// path selects to st.out and returns the offset just past the value.
 func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) int {
 	n := &f.nodes[ni]
 	end := -1
-	if len(n.ends) > 0 {
-		canon, at := s, i
-		if st.raw {
-			var plain bool
-			end, plain = st.skipCanonical(s, i)
-			if plain {
-				// Already canonical, and a scalar: nothing to ignore in it.
-				for _, pi := range n.ends {
-					st.out[pi] = append(st.out[pi], s[i:end]...)
-				}
-				canon = ""
-			} else {
-				var err error
-				if st.sel, err = f.canon.Append(st.sel[:0], unsafeBytes(s[i:end])); err != nil {
-					st.err = err // cannot happen: a part of a valid body is valid
-				}
-				canon, at = unsafeString(st.sel), 0
-			}
-		}
-		for _, pi := range n.ends {
-			if canon == "" {
-				break
-			}
-			var e int
-			st.out[pi], e = f.filter(st.out[pi], canon, at, d, mask)
-			if !st.raw {
-				end = e
-			}
-		}
+	for _, pi := range n.ends {
+		st.out[pi], end = f.filter(st.out[pi], s, i, d, mask)
 	}
 	if len(n.kids) == 0 || s[i] != '{' && s[i] != '[' {
 		if end < 0 {
-			end = st.skip(s, i)
+			end = jsonwire.SkipValue(s, i)
 		}
 		return end
 	}
 	wl := len(st.where)
-	j := skipSpace(s, i+1)
+	j := i + 1
 	if s[i] == '{' {
 		// A name selects from an object only.
-		found := 0
 		for s[j] != '}' {
-			nameEnd, escaped := scanString(s, j)
+			nameEnd := jsonwire.SkipString(s, j)
 			name := s[j+1 : nameEnd-1]
-			nl := len(st.names)
-			if st.raw && escaped {
-				// Escaped as sent: compare the canonical spelling. Names
-				// stack up in st.names, so an outer one stays intact.
-				st.tmp = appendUnescaped(st.tmp[:0], s[j:nameEnd])
-				st.names, _ = canonical.AppendString(st.names, unsafeString(st.tmp)) // valid: from a valid string
-				name = unsafeString(st.names[nl+1 : len(st.names)-1])
-			}
-			v := skipSpace(s, skipSpace(s, nameEnd)+1) // past the colon
+			v := nameEnd + 1 // past the colon
 			ve := -1
-			matched := false
 			for x, kn := range n.kidsNames {
 				if kn != name {
 					continue
 				}
-				matched = true
-				ki := n.named[x]
-				k := &f.nodes[ki]
 				next, _ := f.advance(mask, d, name, -1)
-				st.where = append(st.where[:wl], step{key: k.seg.key, index: -1})
-				ve = f.visit(st, s, v, ki, d+1, next)
+				st.where = append(st.where[:wl], -1)
+				ve = f.visit(st, s, v, n.named[x], d+1, next)
 			}
-			st.where, st.names = st.where[:wl], st.names[:nl]
-			if matched {
-				if found++; found == n.distinct && st.raw {
-					// Names are unique in a valid object: nothing
-					// further on can match.
-					return int(st.ends[i])
-				}
-			}
+			st.where = st.where[:wl]
 			if ve < 0 {
-				ve = st.skip(s, v)
+				ve = jsonwire.SkipValue(s, v)
 			}
-			j = skipSpace(s, ve)
+			j = ve
 			if s[j] == ',' {
-				j = skipSpace(s, j+1)
+				j++
 			}
 		}
 		return j + 1
@@ -285,7 +383,7 @@ func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) in
 	for idx := 0; s[j] != ']'; idx++ {
 		ve := -1
 		next, _ := f.advance(mask, d, "", idx)
-		st.where = append(st.where[:wl], step{index: idx})
+		st.where = append(st.where[:wl], idx)
 		lv := base
 		for _, ki := range n.kids {
 			k := &f.nodes[ki]
@@ -317,11 +415,11 @@ func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) in
 		}
 		st.where = st.where[:wl]
 		if ve < 0 {
-			ve = st.skip(s, j)
+			ve = jsonwire.SkipValue(s, j)
 		}
-		j = skipSpace(s, ve)
+		j = ve
 		if s[j] == ',' {
-			j = skipSpace(s, j+1)
+			j++
 		}
 	}
 	for _, ki := range n.kids {
@@ -334,30 +432,21 @@ func (f *Fingerprinter) visit(st *state, s string, i, ni, d int, mask uint64) in
 }
 
 // addHole records that walked path pi matched nothing in the element at
-// st.where, whose path has d segments.
+// st.where, whose path has d segments: the concrete path is pi's own, with
+// the indexes walked in place of its "#" segments.
 func (f *Fingerprinter) addHole(st *state, pi, d int) {
 	st.tmp = st.tmp[:0]
-	for _, s := range st.where {
-		if s.index >= 0 {
-			st.tmp = appendIndex(st.tmp, s.index)
+	for k, seg := range f.walked[pi].segs {
+		if k < d && st.where[k] >= 0 {
+			st.tmp = appendIndex(st.tmp, st.where[k])
 		} else {
-			st.tmp = appendKey(st.tmp, s.key)
+			st.tmp = appendKey(st.tmp, seg.key)
 		}
-	}
-	for _, seg := range f.walked[pi].segs[d:] {
-		st.tmp = appendKey(st.tmp, seg.key)
 	}
 	if len(st.holes[pi]) > 0 {
 		st.holes[pi] = append(st.holes[pi], ',')
 	}
-	st.holes[pi], _ = canonical.AppendString(st.holes[pi], unsafeString(st.tmp)) // path text: UTF-8
-}
-
-// step is one segment of the concrete path being walked: an index, or a
-// member name as its path segment.
-type step struct {
-	key   string
-	index int // -1 for a member
+	st.holes[pi], _ = jsonwire.AppendString(st.holes[pi], unsafeString(st.tmp)) // path text: UTF-8
 }
 
 func appendKey(dst []byte, key string) []byte {
@@ -404,7 +493,7 @@ func (f *Fingerprinter) advance(mask uint64, d int, name string, idx int) (next 
 // the members that Ignore removes, and returns the offset past the value.
 func (f *Fingerprinter) filter(dst []byte, s string, i, d int, mask uint64) ([]byte, int) {
 	if mask == 0 && len(f.ignoreNames) == 0 {
-		j := skipValue(s, i)
+		j := jsonwire.SkipValue(s, i)
 		return append(dst, s[i:j]...), j
 	}
 	switch s[i] {
@@ -413,11 +502,11 @@ func (f *Fingerprinter) filter(dst []byte, s string, i, d int, mask uint64) ([]b
 		i++
 		n := 0
 		for s[i] != '}' {
-			nameEnd := skipString(s, i)
+			nameEnd := jsonwire.SkipString(s, i)
 			name := s[i+1 : nameEnd-1]
 			next, drop := f.advance(mask, d, name, -1)
 			if drop || f.ignoredName(name) {
-				i = skipValue(s, nameEnd+1)
+				i = jsonwire.SkipValue(s, nameEnd+1)
 			} else {
 				if n > 0 {
 					dst = append(dst, ',')
@@ -446,7 +535,7 @@ func (f *Fingerprinter) filter(dst []byte, s string, i, d int, mask uint64) ([]b
 		}
 		return append(dst, ']'), i + 1
 	}
-	j := skipValue(s, i)
+	j := jsonwire.SkipValue(s, i)
 	return append(dst, s[i:j]...), j
 }
 
@@ -459,152 +548,4 @@ func (f *Fingerprinter) ignoredName(name string) bool {
 	return false
 }
 
-// skip returns the offset just past the value at s[i] of the text walked;
-// a container of the body as sent is looked up in st.ends.
-func (st *state) skip(s string, i int) int {
-	if st.raw && (s[i] == '{' || s[i] == '[') {
-		return int(st.ends[i])
-	}
-	return skipValue(s, i)
-}
-
-// skipValue returns the offset just past the value at s[i] of a valid JSON
-// text.
-func skipValue(s string, i int) int {
-	switch s[i] {
-	case '"':
-		return skipString(s, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(s); i++ {
-			switch s[i] {
-			case '"':
-				i = skipString(s, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != ']' && !isSpace(s[i]) {
-		i++
-	}
-	return i
-}
-
-// skipCanonical returns the offset just past the value at s[i] of the body
-// as sent, and whether the value is a scalar already in canonical form: a
-// literal, or a string without escapes (a valid string holds no raw control
-// characters, quotes or backslashes, and canonical strings keep the rest as
-// it is).
-func (st *state) skipCanonical(s string, i int) (int, bool) {
-	switch s[i] {
-	case 't', 'f', 'n':
-		return skipValue(s, i), true
-	case '"':
-		end, escaped := scanString(s, i)
-		return end, !escaped
-	}
-	return st.skip(s, i), false
-}
-
-// appendUnescaped appends the text of tok, a valid JSON string token,
-// unescaped.
-func appendUnescaped(dst []byte, tok string) []byte {
-	for i := 1; i < len(tok)-1; {
-		c := tok[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		c = tok[i+1]
-		i += 2
-		switch c {
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		case 'u':
-			r := hex4(tok[i:])
-			i += 4
-			if utf16.IsSurrogate(r) { // a valid string: the low half follows
-				r = utf16.DecodeRune(r, hex4(tok[i+2:]))
-				i += 6
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
-		}
-		dst = append(dst, c) // '"', '\\' or '/'
-	}
-	return dst
-}
-
-// hex4 decodes the four hexadecimal digits that start s.
-func hex4(s string) rune {
-	var r rune
-	for _, c := range []byte(s[:4]) {
-		switch {
-		case c >= 'a':
-			c -= 'a' - 10
-		case c >= 'A':
-			c -= 'A' - 10
-		default:
-			c -= '0'
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-// scanString returns the offset just past the string at s[i] and whether
-// it holds an escape.
-func scanString(s string, i int) (int, bool) {
-	escaped := false
-	for i++; ; i++ {
-		switch s[i] {
-		case '\\':
-			escaped = true
-			i++
-		case '"':
-			return i + 1, escaped
-		}
-	}
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// skipSpace returns the offset of the first byte from s[i] on that is not
-// JSON whitespace.
-func skipSpace(s string, i int) int {
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the offset just past the string at s[i].
-func skipString(s string, i int) int {
-	for i++; ; i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-}
-
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/internal/httpsyntax"
+	"github.com/idemprint/idemprint/internal/jsonwire"
 	"github.com/tidwall/gjson"
 )
 
@@ -65,9 +66,10 @@ type Fingerprinter struct {
 	digest      string
 	prefix      []byte // SHA-256 state after "idemprint/fingerprint/v1\n" + digest + "\n"
 	canon       canonical.Options
-	intent      []path   // sorted by the canonical order of their text
-	required    []path   // without Intent: the paths that must be present
-	ignoreNames []string // canonically escaped, without quotes
+	wire        jsonwire.Options // canon, for the one pass over a body (select.go)
+	intent      []path           // sorted by the canonical order of their text
+	required    []path           // without Intent: the paths that must be present
+	ignoreNames []string         // canonically escaped, without quotes
 	ignorePaths []path
 	headers     []header // sorted by lower-case name
 	host        bool     // Headers names Host
@@ -96,6 +98,7 @@ func Compile(s Spec) (*Fingerprinter, error) {
 	default:
 		return nil, specErr("/numbers", ErrInvalidSpec, `unknown number mode `+strconv.Quote(s.Numbers)+` (want "exact" or "jcs")`)
 	}
+	f.wire = jsonwire.Options{Numbers: jsonwire.NumberMode(f.canon.Numbers), MaxDepth: canonical.DefaultMaxDepth}
 
 	seen := map[[2]string]bool{} // {field, entry}
 	intentAt := map[string]int{} // an intent path's index in f.intent

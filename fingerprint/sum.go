@@ -6,7 +6,6 @@ import (
 	"encoding"
 	"hash"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -40,22 +39,17 @@ type Request struct {
 
 // state is the scratch space of one Sum call.
 type state struct {
-	body   []byte    // canonical body (whole-body mode)
-	text   string    // the body walked: st.body, or with raw the body as sent
-	raw    bool      // text is the body as sent, validated but not canonical
-	sel    []byte    // raw: the canonical form of one selected value
-	names  []byte    // raw: the canonical spellings of escaped names being walked
-	err    error     // raw: a selected value that failed to canonicalize
-	ends   []int32   // raw: where each array and object of the body ends
-	intent []byte    // the "body" or "intent" member being built
-	absent []byte    // the content of the "absent" member being built
-	out    [][]byte  // per walked path: what it selected
-	holes  [][]byte  // per walked path: quoted concrete paths it missed
-	levels []int     // per open "#" level and path: elements written, mark
-	where  []step    // the concrete path being walked
-	tmp    []byte    // a hole's concrete path
-	buf    []byte    // the intent document
-	hash   hash.Hash // SHA-256, restored to the state after the prefix
+	f      *Fingerprinter // the Fingerprinter of the call
+	body   []byte         // canonical body (whole-body mode)
+	out    [][]byte       // per walked path: what it selected
+	holes  [][]byte       // per walked path: quoted concrete paths it missed
+	levels []int          // per open "#" level and path: elements written, mark
+	where  []int          // the concrete path being walked: per segment an index, or -1 for a member
+	stack  []level        // Intent paths: the values the walk is in (select.go)
+	active []int          // their trie nodes
+	tmp    []byte         // a hole's concrete path
+	buf    []byte         // the intent document
+	hash   hash.Hash      // SHA-256, restored to the state after the prefix
 	sum    [sha256.Size]byte
 }
 
@@ -65,14 +59,11 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 const maxRetained = 1 << 20
 
 func putState(st *state) {
-	st.text, st.err = "", nil // the body as sent belongs to the caller
-	for _, b := range []*[]byte{&st.body, &st.tmp, &st.buf, &st.sel, &st.names} {
+	st.f = nil
+	for _, b := range []*[]byte{&st.body, &st.tmp, &st.buf} {
 		if cap(*b) > maxRetained {
 			*b = nil
 		}
-	}
-	if cap(st.ends) > maxRetained { // as for a body of maxRetained bytes
-		st.ends = nil
 	}
 	for _, bs := range [][][]byte{st.out, st.holes} {
 		for i := range bs {
@@ -175,30 +166,13 @@ func (f *Fingerprinter) SumHTTP(r *http.Request) (Fingerprint, error) {
 // Intent paths), method, path, query.
 func (f *Fingerprinter) appendDocument(dst []byte, st *state, r *Request) ([]byte, error) {
 	var err error
-	st.body, st.text, st.raw = st.body[:0], "", false
-	switch {
-	case len(r.Body) == 0:
-	case len(f.intent) > 0 && len(r.Body) <= math.MaxInt32:
-		// Only what the Intent paths select is hashed, so only that is
-		// canonicalized; the whole body is still checked as strictly.
-		if cap(st.ends) < len(r.Body) {
-			n := len(r.Body) + len(r.Body)/4
-			if len(r.Body) <= maxRetained {
-				n = min(n, maxRetained)
-			}
-			st.ends = make([]int32, n)
-		}
-		if err := f.canon.ValidateEnds(r.Body, st.ends[:len(r.Body)]); err != nil {
-			return dst, err
-		}
-		st.text, st.raw = unsafeString(r.Body), true
-	default:
+	st.f, st.body = f, st.body[:0]
+	if len(f.intent) == 0 && len(r.Body) > 0 {
 		if st.body, err = f.canon.Append(st.body, r.Body); err != nil {
 			return dst, err
 		}
-		st.text = unsafeString(st.body)
 	}
-	if err := f.selectIntent(st); err != nil {
+	if err := f.selectIntent(st, r.Body); err != nil {
 		return dst, err
 	}
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/idemprint/idemprint/canonical"
+	"github.com/idemprint/idemprint/internal/jsonwire"
 )
 
 // version is the CLI's version; the fingerprint format has its own (v1).
@@ -153,7 +154,7 @@ func formatError(name string, src []byte, err error) string {
 	s := "idemprint: " + name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) +
 		" (byte " + strconv.FormatInt(ce.Offset, 10) + ")"
 	if ce.Pointer != "" {
-		s += " at " + canonical.ShortPointer(ce.Pointer)
+		s += " at " + jsonwire.ShortPointer(ce.Pointer)
 	}
 	return s + ": " + ce.Err.Error()
 }

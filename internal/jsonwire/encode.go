@@ -1,4 +1,4 @@
-package canonical
+package jsonwire
 
 import (
 	"bytes"
@@ -19,7 +19,8 @@ type frame struct {
 	first   int  // objects: index in encoder.members of the first member
 	cur     int  // objects: index in encoder.members of the current member
 	open    int  // offset in dst of the '[' or '{'
-	srcOpen int  // offset in src of the '[' or '{'
+	follow  bool // Select: the selector is told about the values inside
+	leave   bool // Select: the selector is to leave the value being read
 }
 
 // member locates one member of an open object in the output. Its value
@@ -45,22 +46,28 @@ func (m *member) plain() bool { return m.name&plainName != 0 }
 
 // encoder is the reusable state of one Append call.
 type encoder struct {
-	opts     Options
-	maxDepth int
-	check    bool    // Validate: keep only the names of open objects in dst
-	ends     []int32 // ValidateEnds: where to record the ends of containers
-	frames   []frame
-	members  []member
-	scratch  []byte      // the output of reorder
-	names    []byte      // Validate's output: the names of open objects
-	digits   []byte      // significant digits of a number split by a point
-	order    []int32     // the sorted positions of an object's members
-	keys     []sortKey   // sortByKeys' scratch
-	packed   []uint64    // sortByKeys' first pass
-	radix    []uint64    // radixSort's other buffer
-	pend     []pending   // objects whose members are out of order
-	spans    []span      // their members, in sorted order
-	emit     []emitFrame // reorder's stack
+	opts  Options
+	check bool // Validate: keep only the names of open objects in dst
+	// Select: the selector, and while a value it asked for is written
+	// out (emitting), where in dst it starts and the depth it is at.
+	sel               Selector
+	emitting          bool
+	emitAt, emitDepth int
+	leaveTop          bool   // the selector is to leave the top-level value
+	name              []byte // the name of the member entered
+	value             []byte // the value written out
+	frames            []frame
+	members           []member
+	scratch           []byte      // the output of reorder
+	names             []byte      // Validate's output: the names of open objects
+	digits            []byte      // significant digits of a number split by a point
+	order             []int32     // the sorted positions of an object's members
+	keys              []sortKey   // sortByKeys' scratch
+	packed            []uint64    // sortByKeys' first pass
+	radix             []uint64    // radixSort's other buffer
+	pend              []pending   // objects whose members are out of order
+	spans             []span      // their members, in sorted order
+	emit              []emitFrame // reorder's stack
 }
 
 var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
@@ -69,7 +76,11 @@ var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
 // input forever.
 const maxRetained = 1 << 20
 
-func getEncoder() *encoder { return encoderPool.Get().(*encoder) }
+func getEncoder(o Options) *encoder {
+	e := encoderPool.Get().(*encoder)
+	e.opts = o
+	return e
+}
 
 func putEncoder(e *encoder) {
 	if cap(e.scratch) > maxRetained {
@@ -77,6 +88,9 @@ func putEncoder(e *encoder) {
 	}
 	if cap(e.names) > maxRetained {
 		e.names = nil
+	}
+	if cap(e.value) > maxRetained {
+		e.value = nil
 	}
 	if cap(e.members) > maxRetained/32 {
 		e.members = nil
@@ -91,8 +105,7 @@ func putEncoder(e *encoder) {
 	e.members = e.members[:0]
 	e.pend = e.pend[:0]
 	e.spans = e.spans[:0]
-	e.opts = Options{}
-	e.check, e.ends = false, nil
+	e.opts, e.check, e.sel, e.emitting, e.leaveTop = Options{}, false, nil, false, false
 	encoderPool.Put(e)
 }
 
@@ -108,7 +121,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 	}
 	var err error
 	base := len(dst)
-	i := skipSpace(src, 0)
+	i := SkipSpace(src, 0)
 	state := stValue
 	for {
 		switch state {
@@ -116,27 +129,28 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			if i >= len(src) {
 				return dst, e.eof(dst, src)
 			}
+			follow := false
+			if e.sel != nil && !e.emitting && (len(e.frames) == 0 || e.frames[len(e.frames)-1].follow) {
+				follow = e.enter(dst, src[i])
+			}
 			switch c := src[i]; c {
 			case '{', '[':
-				if len(e.frames) >= e.maxDepth {
-					return dst, e.fail(dst, i, ErrTooDeep, "nesting deeper than "+itoa(int64(e.maxDepth)))
+				if len(e.frames) >= e.opts.MaxDepth {
+					return dst, e.fail(dst, i, ErrTooDeep, "nesting deeper than "+itoa(int64(e.opts.MaxDepth)))
 				}
 				end := c + 2 // '}' and ']' follow '{' and '[' by two in ASCII
 				dst = append(dst, c)
-				j := skipSpace(src, i+1)
+				j := SkipSpace(src, i+1)
 				if j < len(src) && src[j] == end {
 					dst = append(dst, end)
 					if e.check {
 						dst = dst[:len(dst)-2]
-						if e.ends != nil {
-							e.ends[i] = int32(j + 1)
-						}
 					}
 					i = j + 1
 					state = stAfter
 					continue
 				}
-				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1, srcOpen: i})
+				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1, follow: follow})
 				i = j
 				if c == '{' {
 					state = stName
@@ -158,7 +172,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 					if bytes.HasPrefix(lit, src[i:]) {
 						return dst, e.eof(dst, src)
 					}
-					return dst, e.fail(dst, i, ErrSyntax, "invalid literal "+quoteExcerpt(token(src[i:])))
+					return dst, e.fail(dst, i, ErrSyntax, "invalid literal "+QuoteExcerpt(token(src[i:])))
 				}
 				if !e.check {
 					dst = append(dst, lit...)
@@ -208,7 +222,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			top.cur = len(e.members)
 			top.inValue = true
 			e.members = append(e.members, member{start: start, srcOff: int64(i), name: nm, pend: int32(len(e.pend))})
-			i = skipSpace(src, j)
+			i = SkipSpace(src, j)
 			if i >= len(src) {
 				return dst, e.eof(dst, src)
 			}
@@ -216,11 +230,14 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(src[i])+" after member name, want ':'")
 			}
 			dst = append(dst, ':')
-			i = skipSpace(src, i+1)
+			i = SkipSpace(src, i+1)
 			state = stValue
 
 		case stAfter:
-			i = skipSpace(src, i)
+			if e.sel != nil {
+				dst = e.leave(dst)
+			}
+			i = SkipSpace(src, i)
 			if len(e.frames) == 0 {
 				if i < len(src) {
 					return dst, e.fail(dst, i, ErrSyntax, "invalid character "+quoteByte(src[i])+" after top-level value")
@@ -238,7 +255,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			switch c := src[i]; {
 			case c == ',':
 				top.count++
-				i = skipSpace(src, i+1)
+				i = SkipSpace(src, i+1)
 				if top.object {
 					state = stName
 					continue
@@ -259,9 +276,6 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				dst = append(dst, '}')
 				if e.check {
 					dst = dst[:top.open] // the names are checked
-					if e.ends != nil {
-						e.ends[top.srcOpen] = int32(i + 1)
-					}
 				}
 				if len(e.pend) > np {
 					e.pend[np].end = len(dst)
@@ -272,9 +286,6 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 				dst = append(dst, ']')
 				if e.check {
 					dst = dst[:top.open]
-					if e.ends != nil {
-						e.ends[top.srcOpen] = int32(i + 1)
-					}
 				}
 				i++
 			case top.object:
@@ -302,18 +313,6 @@ func token(b []byte) []byte {
 		n = 1
 	}
 	return b[:n]
-}
-
-func skipSpace(src []byte, i int) int {
-	for i < len(src) && src[i] <= ' ' {
-		switch src[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // sortMembers orders the members of the object at dst[open] whose first
@@ -717,17 +716,17 @@ func (e *encoder) unescape(dst, src []byte, i int) (rune, int, error) {
 		return '\t', 2, nil
 	case 'u':
 	default:
-		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+quoteExcerpt(src[i:i+2])+" in string")
+		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+QuoteExcerpt(src[i:i+2])+" in string")
 	}
 	if i+6 > len(src) {
 		if validHexPrefix(src[i+2:]) {
 			return 0, 0, e.eof(dst, src)
 		}
-		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+quoteExcerpt(src[i:])+" in string")
+		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+QuoteExcerpt(src[i:])+" in string")
 	}
 	r, ok := hex4(src[i+2 : i+6])
 	if !ok {
-		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+quoteExcerpt(src[i:i+6])+" in string")
+		return 0, 0, e.fail(dst, i, ErrSyntax, "invalid escape "+QuoteExcerpt(src[i:i+6])+" in string")
 	}
 	n := 6
 	if utf16.IsSurrogate(r) {
@@ -736,7 +735,7 @@ func (e *encoder) unescape(dst, src []byte, i int) (rune, int, error) {
 			r2, _ = hex4(src[i+8 : i+12])
 		}
 		if r2 < 0xdc00 || r2 > 0xdfff {
-			return 0, 0, e.fail(dst, i, ErrInvalidSurrogate, "lone surrogate "+quoteExcerpt(src[i:i+6])+" in string")
+			return 0, 0, e.fail(dst, i, ErrInvalidSurrogate, "lone surrogate "+QuoteExcerpt(src[i:i+6])+" in string")
 		}
 		r = utf16.DecodeRune(r, r2)
 		n = 12

@@ -1,4 +1,4 @@
-package canonical
+package jsonwire
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Sentinel errors wrapped by [*Error]. Test for them with [errors.Is].
+// Sentinel errors wrapped by [*Error]; package canonical exports them.
 var (
 	// ErrSyntax reports input that is not a JSON text: a bad token, a missing
 	// delimiter, trailing data, a byte-order mark or an unexpected end.
@@ -22,17 +22,18 @@ var (
 	// double range in JCS mode, or with a decimal exponent beyond ±999,999,999
 	// in Exact mode.
 	ErrNumberRange = errors.New("number out of range")
-	// ErrTooDeep reports nesting deeper than [Options.MaxDepth].
+	// ErrTooDeep reports nesting deeper than the limit.
 	ErrTooDeep = errors.New("nesting too deep")
-	// ErrTooLarge reports input longer than [Options.MaxBytes], or a member
-	// name of more than 2 GiB.
+	// ErrTooLarge reports input longer than a limit, or a member name of
+	// more than 2 GiB.
 	ErrTooLarge = errors.New("input too large")
 	// ErrNoncharacter reports a Unicode noncharacter when
-	// [Options.RejectNoncharacters] is set.
+	// Options.RejectNoncharacters is set.
 	ErrNoncharacter = errors.New("unicode noncharacter")
 )
 
-// Error describes why an input was rejected and where.
+// Error describes why an input was rejected and where; package canonical
+// returns it as a *canonical.Error with the same fields.
 type Error struct {
 	// Offset is the byte offset in the input of the first byte of the
 	// offending token (or the input length for an unexpected end).
@@ -46,12 +47,21 @@ type Error struct {
 }
 
 // Error returns "canonical: " followed by the location and the problem.
-func (e *Error) Error() string {
-	s := "canonical: byte " + strconv.FormatInt(e.Offset, 10)
-	if e.Pointer != "" {
-		s += " at " + ShortPointer(e.Pointer)
+func (e *Error) Error() string { return Message("canonical", e.Offset, e.Pointer, e.Err) }
+
+// Message formats an error of package pkg at byte off, in the value at the
+// JSON Pointer ptr: "pkg: byte off at ptr: err".
+func Message(pkg string, off int64, ptr string, err error) string {
+	s := pkg + ": byte " + strconv.FormatInt(off, 10)
+	if ptr != "" {
+		s += " at " + ShortPointer(ptr)
 	}
-	return s + ": " + e.Err.Error()
+	return s + ": " + err.Error()
+}
+
+// NewError returns an *Error at off wrapping sentinel with the message msg.
+func NewError(off int64, sentinel error, msg string) *Error {
+	return &Error{Offset: off, Err: &problem{sentinel, msg}}
 }
 
 // pointerMax bounds how much of a pointer an error message shows.
@@ -90,8 +100,8 @@ func (p *problem) Unwrap() error { return p.sentinel }
 // excerptMax bounds how much of the input an error message quotes.
 const excerptMax = 32
 
-// quoteExcerpt quotes at most excerptMax bytes of b for an error message.
-func quoteExcerpt(b []byte) string {
+// QuoteExcerpt quotes at most excerptMax bytes of b for an error message.
+func QuoteExcerpt(b []byte) string {
 	if len(b) <= excerptMax {
 		return strconv.Quote(string(b))
 	}

@@ -1,4 +1,4 @@
-package canonical
+package jsonwire
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package canonical
+package jsonwire
 
 import (
 	"strconv"
@@ -21,7 +21,7 @@ func (e *encoder) duplicate(dst []byte, m member) error {
 	nm := unescapeName(nil, name(dst, &m))
 	ptr := e.pointer(dst, len(e.frames)-1)
 	ptr = string(appendPointerToken(append([]byte(ptr), '/'), nm))
-	return &Error{Offset: m.srcOff, Pointer: ptr, Err: &problem{ErrDuplicateName, "duplicate member name " + quoteExcerpt(nm)}}
+	return &Error{Offset: m.srcOff, Pointer: ptr, Err: &problem{ErrDuplicateName, "duplicate member name " + QuoteExcerpt(nm)}}
 }
 
 // pointer returns the JSON Pointer of the value being read in the outermost

@@ -1,4 +1,4 @@
-package canonical
+package jsonwire
 
 import (
 	"math"
@@ -25,13 +25,13 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 	case src[i] == '0':
 		i++
 		if i < len(src) && isDigit(src[i]) {
-			return dst, i, e.fail(dst, start, ErrSyntax, "number "+quoteExcerpt(token(src[start:]))+" has a leading zero")
+			return dst, i, e.fail(dst, start, ErrSyntax, "number "+QuoteExcerpt(token(src[start:]))+" has a leading zero")
 		}
 	case isDigit(src[i]):
 		for i++; i < len(src) && isDigit(src[i]); i++ {
 		}
 	default:
-		return dst, i, e.fail(dst, start, ErrSyntax, "invalid number "+quoteExcerpt(src[start:i+1]))
+		return dst, i, e.fail(dst, start, ErrSyntax, "invalid number "+QuoteExcerpt(src[start:i+1]))
 	}
 	intDigits := src[intStart:i]
 	var fracDigits []byte
@@ -45,7 +45,7 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 			if i >= len(src) {
 				return dst, i, e.eof(dst, src)
 			}
-			return dst, i, e.fail(dst, start, ErrSyntax, "number "+quoteExcerpt(src[start:i])+" needs a digit after the point")
+			return dst, i, e.fail(dst, start, ErrSyntax, "number "+QuoteExcerpt(src[start:i])+" needs a digit after the point")
 		}
 		fracDigits = src[f:i]
 	}
@@ -67,7 +67,7 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 			if i >= len(src) {
 				return dst, i, e.eof(dst, src)
 			}
-			return dst, i, e.fail(dst, start, ErrSyntax, "number "+quoteExcerpt(src[start:i])+" needs a digit in the exponent")
+			return dst, i, e.fail(dst, start, ErrSyntax, "number "+QuoteExcerpt(src[start:i])+" needs a digit in the exponent")
 		}
 		if expNeg {
 			exp = -exp
@@ -108,7 +108,7 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 	// float conversion for it.
 	if e.opts.Numbers == Exact || k <= 15 && n > -290 && n < 290 {
 		if n-1 > maxExponent || n-1 < -maxExponent {
-			return dst, i, e.fail(dst, start, ErrNumberRange, "number "+quoteExcerpt(src[start:i])+" has an exponent beyond ±999999999")
+			return dst, i, e.fail(dst, start, ErrNumberRange, "number "+QuoteExcerpt(src[start:i])+" has an exponent beyond ±999999999")
 		}
 		var d []byte
 		switch {
@@ -139,7 +139,7 @@ func (e *encoder) appendNumber(dst, src []byte, start int) ([]byte, int, error) 
 		}
 	}
 	if math.IsInf(f, 0) {
-		return dst, i, e.fail(dst, start, ErrNumberRange, "number "+quoteExcerpt(src[start:i])+" is beyond the range of a double")
+		return dst, i, e.fail(dst, start, ErrNumberRange, "number "+QuoteExcerpt(src[start:i])+" is beyond the range of a double")
 	}
 	if f == 0 {
 		return append(dst, '0'), i, nil // underflow
