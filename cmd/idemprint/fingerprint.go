@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/idemprint/idemprint/internal/fpwire"
+	"github.com/idemprint/idemprint/policy"
 )
 
 // listFlag collects a repeated flag.
@@ -21,7 +25,9 @@ const fingerprintSynopsis = `[--intent PATH]... [--ignore NAME|PATH]... [--requi
        [--method M] [--path P] [--header 'Name: value']... [--query NAME=VALUE]...
        [--numbers exact|jcs] [--show] [FILE]
    or: idemprint fingerprint --policy POLICY --route 'METHOD /path[?query]'
-       [--header 'Name: value']... [--show] [FILE]`
+       [--header 'Name: value']... [--show] [FILE]
+   or: idemprint fingerprint --jsonl (--spec JSON | --policy POLICY --route 'METHOD /path')
+       [--show]`
 
 func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var (
@@ -29,7 +35,8 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		header                     headerFlag
 		method, path, numbers      string
 		policyFile, route          string
-		show                       bool
+		show, jsonl                bool
+		specJSON                   string
 	)
 	fs := newFlags("fingerprint", fingerprintSynopsis, stderr)
 	fs.Var(&intent, "intent", "a body path that counts (repeatable); none: the whole body counts")
@@ -43,8 +50,18 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	fs.StringVar(&policyFile, "policy", "", "take the spec from the rule of this policy file that --route matches")
 	fs.StringVar(&route, "route", "", "with --policy: the request line, such as 'POST /v1/payments' (a query is allowed)")
 	fs.BoolVar(&show, "show", false, "also print the canonical intent document that was hashed")
+	fs.BoolVar(&jsonl, "jsonl", false, "read one request a line from stdin and write one result a line (the line protocol)")
+	fs.StringVar(&specJSON, "spec", "", "with --jsonl: the spec, as the JSON of a policy's fingerprint object")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
+	}
+	if jsonl || specJSON != "" {
+		if !jsonl || fs.NArg() > 0 || len(intent)+len(ignore)+len(req)+len(query)+len(header) > 0 ||
+			isSet(fs, "numbers") || isSet(fs, "method") || isSet(fs, "path") || (specJSON != "") == (policyFile != "") || (policyFile != "") != (route != "") {
+			fmt.Fprintln(stderr, "idemprint: --jsonl takes the spec from --spec, or from --policy and --route, and the requests from stdin; --spec needs --jsonl")
+			return exitUsage
+		}
+		return runJSONL(specJSON, policyFile, route, show, stdin, stdout, stderr)
 	}
 	if fs.NArg() > 1 {
 		fs.Usage()
@@ -155,4 +172,140 @@ func appendNew(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// runJSONL is fingerprint --jsonl, the line protocol: it reads one request
+// a line from stdin in the vectors' request shape (fpwire.ParseRequest)
+// and writes one result a line, in order: {"fingerprint": "v1:sha256:..."}
+// (with --show also "intent"), or {"error": {"class", "message", and the
+// members of its class}} (fpwire.Error). A line that is not a request gets
+// an error of class "invalid-input" and the stream goes on. Results are
+// flushed whenever no further input is waiting, so a caller that sends one
+// line and waits always gets its answer, and one that sends many gets
+// them in few writes. The exit status is 0 at the end of the input, 1 for
+// a policy with problems or a --route no rule matches, 2 for a spec that
+// does not compile, a read or write error, or a usage error.
+func runJSONL(specJSON, policyFile, route string, show bool, stdin io.Reader, stdout, stderr io.Writer) int {
+	var f *fingerprint.Fingerprinter
+	var pol *policy.Policy
+	var rule *policy.Rule
+	if policyFile != "" {
+		r, err := serverRequest(route, nil)
+		if err != nil {
+			fmt.Fprintln(stderr, "idemprint:", err)
+			return exitUsage
+		}
+		var code int
+		if pol, code = loadPolicy(policyFile, stderr); pol == nil {
+			return code
+		}
+		var ok bool
+		if rule, ok = pol.Match(r.Method, r.URL.Path); !ok {
+			fmt.Fprintf(stderr, "idemprint: %s: no rule matches %s %s: the request passes through without a fingerprint\n", policyFile, r.Method, r.URL.Path)
+			return exitFail
+		}
+		f = rule.Fingerprinter()
+	} else {
+		spec, err := fpwire.ParseSpec([]byte(specJSON))
+		if err == nil {
+			f, err = fingerprint.Compile(spec)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "idemprint: --spec:", err)
+			return exitUsage
+		}
+	}
+
+	in := bufio.NewReaderSize(stdin, 64<<10)
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	var line, res, doc []byte
+	for {
+		var err error
+		line, err = readLine(in, line[:0])
+		if len(line) > 0 || err == nil {
+			res = append(res[:0], jsonlResult(f, pol, rule, line, show, &doc)...)
+			res = append(res, '\n')
+			if _, werr := out.Write(res); werr != nil {
+				fmt.Fprintln(stderr, "idemprint:", werr)
+				return exitUsage
+			}
+		}
+		if err == nil && in.Buffered() > 0 {
+			continue
+		}
+		if ferr := out.Flush(); ferr != nil {
+			fmt.Fprintln(stderr, "idemprint:", ferr)
+			return exitUsage
+		}
+		if errors.Is(err, io.EOF) {
+			return exitOK
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "idemprint: reading stdin:", err)
+			return exitUsage
+		}
+	}
+}
+
+// readLine appends the next line of in, without its newline, to dst. At the
+// end of the input it returns what was left (maybe nothing) and io.EOF.
+func readLine(in *bufio.Reader, dst []byte) ([]byte, error) {
+	for {
+		chunk, err := in.ReadSlice('\n')
+		dst = append(dst, chunk...)
+		switch {
+		case err == nil:
+			return dst[:len(dst)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return dst, err
+		}
+	}
+}
+
+// jsonlResult returns the result for one line. Under a policy, the line's
+// method and path must be matched by the rule of --route: another rule
+// would fingerprint it otherwise.
+func jsonlResult(f *fingerprint.Fingerprinter, pol *policy.Policy, rule *policy.Rule, line []byte, show bool, doc *[]byte) []byte {
+	r, err := fpwire.ParseRequest(line)
+	if err == nil && pol != nil {
+		err = checkRule(pol, rule, r)
+	}
+	if err != nil {
+		return fpwire.AppendResult(nil, fingerprint.Fingerprint{}, nil, err)
+	}
+	if !show {
+		fp, err := f.Sum(r)
+		return fpwire.AppendResult(nil, fp, nil, err)
+	}
+	fp, d, err := f.SumIntent((*doc)[:0], r)
+	*doc = d
+	if d == nil {
+		d = []byte{}
+	}
+	return fpwire.AppendResult(nil, fp, d, err)
+}
+
+// checkRule reports a request that pol does not send to rule.
+func checkRule(pol *policy.Policy, rule *policy.Rule, r fingerprint.Request) error {
+	u, err := url.Parse(r.Path)
+	if err == nil && (u.Scheme != "" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" || !strings.HasPrefix(r.Path, "/")) {
+		err = errors.New("want an absolute path without a query")
+	}
+	if err != nil {
+		return &fpwire.InputError{Pointer: "/path", Err: fmt.Errorf("%w: path %q: %v", fpwire.ErrInvalidInput, r.Path, err)}
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if got, ok := pol.Match(method, u.Path); !ok || got != rule {
+		other := "no rule"
+		if ok {
+			other = "the rule " + ruleName(got)
+		}
+		return &fpwire.InputError{Pointer: "/path", Err: fmt.Errorf("%w: %s %s is matched by %s, not by %s of --route", fpwire.ErrInvalidInput, method, r.Path, other, ruleName(rule))}
+	}
+	return nil
 }
