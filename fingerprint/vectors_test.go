@@ -1166,4 +1166,16 @@ func addMore(add addFunc, body bodyFunc, whole fingerprint.Spec) {
 	} {
 		add("Body/Invalid/More/"+b.name+"/Whole", rs("R3.1", "R3.12", "R3.13"), whole, body(b.body))
 	}
+	for _, b := range []struct{ name, body string }{
+		{"HighAtEndOfBody", `"\ud800`},
+		{"HighThenBackslashAtEnd", `"\ud800\`},
+		{"HighThenUAtEnd", `"\ud800\u`},
+		{"HighThenShortAtEnd", `"\ud800\udc`},
+		{"HighThenBadHex", `["\ud800\u12G4"]`},
+		{"HighThenBadEscape", `["\ud800\x"]`},
+		{"HighThenNewline", `"\ud800\n"`},
+		{"LowThenBadHex", `["\udc00\u12G4"]`},
+	} {
+		add("Body/Invalid/Surrogate/"+b.name+"/Whole", rs("R3.6", "R3.12", "R3.13"), whole, body(b.body))
+	}
 }
