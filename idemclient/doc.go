@@ -36,6 +36,11 @@
 // on a method that is not idempotent is retried only when its connection
 // could not be opened, so it was certainly never sent.
 //
+// net/http's own Transport, beneath, also counts a request with an
+// Idempotency-Key header as replayable, and may resend it once on a
+// fresh connection when a reused one broke before any answer: the same
+// key and bytes, so as safe, but not an attempt this package counts.
+//
 // Answers are read in three dialects: idemprint's problem types (under
 // https://idemprint.dev/problems/), the statuses of the IETF httpapi
 // draft "The Idempotency-Key HTTP Header Field" (409 for a request in

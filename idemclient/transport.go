@@ -215,11 +215,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	first := new(http.Request)
 	*first = *req
 	if addKey {
-		first.Header = req.Header.Clone()
-		if first.Header == nil {
-			first.Header = make(http.Header, 1)
+		// A new map over the caller's value slices, which nothing below
+		// modifies: the caller's header is not changed.
+		h := make(http.Header, len(req.Header)+1)
+		for k, vs := range req.Header {
+			h[k] = vs
 		}
-		first.Header[t.header] = []string{key}
+		h[t.header] = []string{key}
+		first.Header = h
 	}
 	body, err := t.holdBody(first)
 	if err != nil {
