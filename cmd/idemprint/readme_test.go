@@ -454,3 +454,72 @@ func testFuncs(t *testing.T, root string) testNames {
 	}
 	return names
 }
+
+// TestDocLinks checks the relative links of the pages: each names a file or
+// directory of the repository and, after a #, a heading of that page.
+func TestDocLinks(t *testing.T) {
+	root := repoRoot(t)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range append(append([]string{}, commandDocs...), namedDocs...) {
+		src, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(src), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := filepath.Join(root, page)
+			if file != "" {
+				path = filepath.Join(root, filepath.Dir(page), filepath.FromSlash(file))
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Errorf("%s links to %s, which is not there", page, target)
+				continue
+			}
+			if anchor == "" {
+				continue
+			}
+			if fi.IsDir() || !headingAnchors(t, path)[anchor] {
+				t.Errorf("%s links to %s, whose page has no heading #%s", page, target, anchor)
+			}
+		}
+	}
+}
+
+// headingAnchors returns the anchors of the Markdown headings of the file
+// name, as GitHub spells them: lower case, spaces as hyphens, other
+// punctuation dropped.
+func headingAnchors(t *testing.T, name string) map[string]bool {
+	t.Helper()
+	anchors := make(map[string]bool)
+	for _, b := range strings.Split(mustRead(t, name), "\n") {
+		heading, ok := strings.CutPrefix(strings.TrimLeft(b, "#"), " ")
+		if !ok || !strings.HasPrefix(b, "#") {
+			continue
+		}
+		var a strings.Builder
+		for _, r := range strings.ToLower(heading) {
+			switch {
+			case r == ' ':
+				a.WriteByte('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 0x7f:
+				a.WriteRune(r)
+			}
+		}
+		anchors[a.String()] = true
+	}
+	return anchors
+}
+
+func mustRead(t *testing.T, name string) string {
+	t.Helper()
+	src, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
