@@ -450,10 +450,10 @@ func TestParseSeed(t *testing.T) {
 	}
 }
 
-// TestParseMaxProblems checks that a ParseError lists the first
+// TestParseMaxFindings checks that a ParseError lists the first
 // MaxFindings problems in document order and counts the others: each of
 // 150 rules overlaps the 150 before it, and is reported once.
-func TestParseMaxProblems(t *testing.T) {
+func TestParseMaxFindings(t *testing.T) {
 	var b strings.Builder
 	for j := 0; j < 150; j++ {
 		fmt.Fprintf(&b, `{"route": "POST /x%d/{a}"},`, j)
