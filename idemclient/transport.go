@@ -285,6 +285,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, &Error{Key: key, Attempts: n, Status: a.Status, Body: peek, Err: stop}
 			}
 			if err != nil {
+				t.log.DebugContext(ctx, "idemclient: no answer", "key", key, "attempts", n, "err", err)
 				return nil, &Error{Key: key, Attempts: n, Err: err}
 			}
 			if peek != nil {
@@ -336,6 +337,16 @@ func (t *Transport) sendOnce(req *http.Request) (*http.Response, error) {
 		if att, err = again(req, nil); err != nil {
 			return nil, &Error{Attempts: n, Err: err}
 		}
+	}
+}
+
+// CloseIdleConnections closes the idle connections of the transport
+// beneath, when it has a CloseIdleConnections method (as
+// [http.Transport] has), so that [http.Client.CloseIdleConnections]
+// reaches it.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 }
 

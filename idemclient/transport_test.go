@@ -761,3 +761,24 @@ func TestErrorMessage(t *testing.T) {
 		t.Errorf("Verdict(9) = %q, want %q", got, want)
 	}
 }
+
+type idleCloser struct {
+	stub
+	closed bool
+}
+
+func (c *idleCloser) CloseIdleConnections() { c.closed = true }
+
+func TestCloseIdleConnections(t *testing.T) {
+	next := &idleCloser{}
+	tr, err := New(next, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&http.Client{Transport: tr}).CloseIdleConnections()
+	if !next.closed {
+		t.Error("CloseIdleConnections did not reach the transport beneath")
+	}
+	tr, _ = New(stub{}, Options{}) // a transport without the method
+	tr.CloseIdleConnections()
+}
