@@ -6,25 +6,6 @@ import (
 	"time"
 )
 
-// checkRecord returns an error wrapping ErrForeignRecord when rec, found
-// under storage key sk, is not a record of the request's tenant and key
-// there.
-func (r *Rule) checkRecord(rec *Record, sk, tenant, key, route string) error {
-	switch {
-	case rec == nil:
-		return nil
-	case rec.StorageKey != sk:
-		return errorf(ErrForeignRecord, "policy: the record is stored under another key than the request's")
-	case rec.Tenant != tenant || rec.Key != key:
-		return errorf(ErrForeignRecord, "policy: the record was made for another tenant or key than its storage key says")
-	case r.scopeRoute && rec.Route != route:
-		return errorf(ErrForeignRecord, "policy: the record was made on another route than its storage key says")
-	case rec.State > StateCompleted:
-		return errorf(ErrForeignRecord, "policy: the record's state %v is unknown", rec.State)
-	}
-	return nil
-}
-
 // Decide tells what to do with req at time now, given the records stored
 // under its two storage keys ([Rule.StorageKeys]): primary, under its
 // tenant and key, and newIdentity, under its new identity. Each is nil when
@@ -128,6 +109,25 @@ func (r *Rule) Decide(req Request, primary, newIdentity *Record, now time.Time) 
 		return r.execute(&req, &t, reason, newIdentity, true, now), nil
 	}
 	return r.retry(&req, &t, reason, rec, false, now), nil
+}
+
+// checkRecord returns an error wrapping ErrForeignRecord when rec, found
+// under storage key sk, is not a record of the request's tenant and key
+// there.
+func (r *Rule) checkRecord(rec *Record, sk, tenant, key, route string) error {
+	switch {
+	case rec == nil:
+		return nil
+	case rec.StorageKey != sk:
+		return errorf(ErrForeignRecord, "policy: the record is stored under another key than the request's")
+	case rec.Tenant != tenant || rec.Key != key:
+		return errorf(ErrForeignRecord, "policy: the record was made for another tenant or key than its storage key says")
+	case r.scopeRoute && rec.Route != route:
+		return errorf(ErrForeignRecord, "policy: the record was made on another route than its storage key says")
+	case rec.State > StateCompleted:
+		return errorf(ErrForeignRecord, "policy: the record's state %v is unknown", rec.State)
+	}
+	return nil
 }
 
 // retry answers req as a retry of the binding record rec (at the new
