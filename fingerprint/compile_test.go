@@ -38,3 +38,23 @@ func BenchmarkCompile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCompilePaths measures Compile on a spec of n intent paths side
+// by side under one member, as a generated policy may declare: four times
+// the paths should cost about four times the time.
+func BenchmarkCompilePaths(b *testing.B) {
+	for _, n := range []int{5000, 20_000} {
+		var spec fingerprint.Spec
+		for i := range n {
+			spec.Intent = append(spec.Intent, "f."+strconv.Itoa(i)+"x")
+		}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := fingerprint.Compile(spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -30,12 +30,16 @@ func (f *Fingerprinter) buildTrie() {
 	if len(f.intent) == 0 {
 		f.walked = f.required
 	}
-	f.nodes = []node{{}}
+	segs := 0
+	for _, p := range f.walked {
+		segs += len(p.segs)
+	}
+	f.nodes = make([]node, 1, 1+segs)
 	type edge struct {
 		from int
 		key  string
 	}
-	kid := map[edge]int{} // a node's child by segment: no scan of wide nodes
+	kid := make(map[edge]int, segs) // a node's child by segment: no scan of wide nodes
 	for pi, p := range f.walked {
 		n := 0
 		for _, seg := range p.segs {
@@ -56,6 +60,12 @@ func (f *Fingerprinter) buildTrie() {
 			}
 		}
 		f.nodes[n].ends = append(f.nodes[n].ends, pi)
+	}
+	for i := range f.nodes {
+		if f.nodes[i].kidsNames == nil {
+			// Empty, not nil: for jsonwire, nil would be every name.
+			f.nodes[i].kidsNames = make([]string, 0)
+		}
 	}
 }
 
@@ -118,7 +128,7 @@ type level struct {
 // reached by the trie nodes of its container that name or index leads to.
 // A value that some walked path ends at is asked for whole (Value walks it
 // further); otherwise a container is followed while paths go on below it.
-func (st *state) Enter(name []byte, index int, first byte) jsonwire.Action {
+func (st *state) Enter(name []byte, index int, first byte) (jsonwire.Action, []string) {
 	f := st.f
 	lv := level{first: len(st.active), hash: -1}
 	if len(st.stack) == 0 {
@@ -138,9 +148,11 @@ func (st *state) Enter(name []byte, index int, first byte) jsonwire.Action {
 				}
 			}
 			if len(st.active) == lv.first {
-				return jsonwire.Skip // a member no path names
+				return jsonwire.Skip, nil // a member no path names
 			}
-			lv.mask, _ = f.advance(p.mask, p.d, nm, -1)
+			if p.mask != 0 {
+				lv.mask, _ = f.advance(p.mask, p.d, nm, -1)
+			}
 		} else {
 			h := p.hash
 			for _, ni := range st.active[p.first:p.end] {
@@ -162,9 +174,11 @@ func (st *state) Enter(name []byte, index int, first byte) jsonwire.Action {
 				}
 			}
 			if len(st.active) == lv.first {
-				return jsonwire.Skip // an element no path indexes
+				return jsonwire.Skip, nil // an element no path indexes
 			}
-			lv.mask, _ = f.advance(p.mask, p.d, "", index)
+			if p.mask != 0 {
+				lv.mask, _ = f.advance(p.mask, p.d, "", index)
+			}
 		}
 		st.where = append(st.where, index)
 	}
@@ -175,12 +189,15 @@ func (st *state) Enter(name []byte, index int, first byte) jsonwire.Action {
 		emit = emit || len(n.ends) > 0
 		follow = follow || len(n.kids) > 0
 	}
-	action := jsonwire.Pass
+	action, names := jsonwire.Pass, []string(nil)
 	switch {
 	case emit:
 		action = jsonwire.Emit
 	case follow && (first == '{' || first == '['):
 		action = jsonwire.Follow
+		if first == '{' && lv.end-lv.first == 1 {
+			names = f.nodes[st.active[lv.first]].kidsNames // not nil: see buildTrie
+		}
 		if first == '[' {
 			lv.hash = len(st.levels)
 			st.eachAll(lv, func(pi int) {
@@ -190,7 +207,7 @@ func (st *state) Enter(name []byte, index int, first byte) jsonwire.Action {
 		}
 	}
 	st.stack = append(st.stack, lv)
-	return action
+	return action, names
 }
 
 // Value walks the canonical form of the value last entered for every

@@ -100,8 +100,10 @@ func Compile(s Spec) (*Fingerprinter, error) {
 	}
 	f.wire = jsonwire.Options{Numbers: jsonwire.NumberMode(f.canon.Numbers), MaxDepth: canonical.DefaultMaxDepth}
 
-	seen := map[[2]string]bool{} // {field, entry}
-	intentAt := map[string]int{} // an intent path's index in f.intent
+	// seen holds {field, entry}; intentAt an intent path's index in f.intent.
+	seen := make(map[[2]string]bool, len(s.Intent)+len(s.Ignore)+len(s.Required)+len(s.Headers)+len(s.Query))
+	intentAt := make(map[string]int, len(s.Intent))
+	f.intent = make([]path, 0, len(s.Intent))
 	for i, text := range s.Intent {
 		ptr := "/intent/" + strconv.Itoa(i)
 		p, err := parsePath(ptr, text)
@@ -365,9 +367,11 @@ func parsePath(ptr, text string) (path, error) {
 				return bad("not valid UTF-8")
 			}
 			seg.name = string(esc[1 : len(esc)-1])
-			if n, err := strconv.Atoi(key); err == nil && n >= 0 && strconv.Itoa(n) == key {
+			if strings.Trim(key, "0123456789") != "" {
+				// A name: not an index.
+			} else if n, err := strconv.Atoi(key); err == nil && strconv.Itoa(n) == key {
 				seg.index = n
-			} else if strings.Trim(key, "0123456789") == "" {
+			} else {
 				// gjson reads "01" as index 1; one spelling per index.
 				return bad("segment " + strconv.Quote(key) + " is not a canonical index: write it without leading zeros, or escape it (\\" + key + ") to name a member")
 			}
