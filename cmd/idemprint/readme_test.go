@@ -5,11 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -522,4 +527,110 @@ func mustRead(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(src)
+}
+
+// goPrelude declares what the README's Go examples take from the program
+// around them; an example that needs another name adds it here.
+const goPrelude = `
+var (
+	policyFile []byte
+	body       []byte
+	mux        = http.NewServeMux()
+)
+
+func accountOf(*http.Request) (string, bool) { return "", false }
+
+func main() {}
+`
+
+// goExamplePackages are the packages a Go example may use, by the name it
+// calls them.
+var goExamplePackages = map[string]string{
+	"canonical":   "github.com/idemprint/idemprint/canonical",
+	"fingerprint": "github.com/idemprint/idemprint/fingerprint",
+	"policy":      "github.com/idemprint/idemprint/policy",
+	"store":       "github.com/idemprint/idemprint/store",
+	"redisstore":  "github.com/idemprint/idemprint/store/redisstore",
+	"pgstore":     "github.com/idemprint/idemprint/store/pgstore",
+	"idemhttp":    "github.com/idemprint/idemprint/idemhttp",
+	"audit":       "github.com/idemprint/idemprint/audit",
+	"errors":      "errors",
+}
+
+// TestDocGoExamples compiles the ```go blocks of the README, each as the
+// body of a function of one program, against this checkout: the names
+// they use from around them are goPrelude's, and a variable they declare
+// and leave unread is fine. The program is given to go build as an
+// overlay, so nothing is written into the repository.
+func TestDocGoExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go build; not in -short")
+	}
+	root := repoRoot(t)
+	var funcs strings.Builder
+	used := map[string]bool{}
+	n := 0
+	for _, b := range readBlocks(t, filepath.Join(root, "README.md")) {
+		if b.info != "go" {
+			continue
+		}
+		n++
+		code := strings.Join(b.lines, "\n")
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "README.md", "package p\nfunc _() {\n"+code+"\n}\n", 0)
+		if err != nil {
+			t.Errorf("README.md:%d: the Go example does not parse: %v", b.line, err)
+			continue
+		}
+		var declared []string
+		ast.Inspect(f, func(n ast.Node) bool {
+			if as, ok := n.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
+				for _, e := range as.Lhs {
+					if id, ok := e.(*ast.Ident); ok && id.Name != "_" && !slices.Contains(declared, id.Name) {
+						declared = append(declared, id.Name)
+					}
+				}
+			}
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && goExamplePackages[id.Name] != "" {
+					used[id.Name] = true
+				}
+			}
+			return true
+		})
+		fmt.Fprintf(&funcs, "\n// README.md:%d\nfunc example%d() error {\n%s\n", b.line, n, code)
+		for _, name := range declared {
+			fmt.Fprintf(&funcs, "\t_ = %s\n", name)
+		}
+		funcs.WriteString("\treturn nil\n}\n")
+	}
+	if n == 0 {
+		t.Fatal("README.md has no Go example")
+	}
+	var src strings.Builder
+	src.WriteString("package main\n\nimport (\n\t\"net/http\"\n")
+	for _, name := range slices.Sorted(maps.Keys(goExamplePackages)) {
+		if used[name] {
+			fmt.Fprintf(&src, "\t%q\n", goExamplePackages[name])
+		}
+	}
+	src.WriteString(")\n" + goPrelude + funcs.String())
+
+	dir := t.TempDir()
+	file := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(file, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A package directory that does not exist in the checkout, only in the
+	// overlay.
+	pkg := filepath.Join(root, "cmd", "idemprint", "readme-go-examples")
+	overlay := fmt.Sprintf(`{"Replace": {%q: %q}}`, filepath.Join(pkg, "main.go"), file)
+	if err := os.WriteFile(filepath.Join(dir, "overlay.json"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", os.DevNull, "./cmd/idemprint/readme-go-examples")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("the README's Go examples do not compile: %v\n%s\nthe program:\n%s", err, out, src.String())
+	}
 }
