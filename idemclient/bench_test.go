@@ -26,9 +26,9 @@ func (stub) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // BenchmarkTransport is the cost a successful first attempt pays for the
-// transport: against a bare client on loopback, and against a stub that
-// isolates it; beside it, the cost of minting a key and copying the body,
-// which it must not exceed by much.
+// transport: against a bare client on loopback (without a key, and with a
+// key the caller mints and sets itself), and against a stub that isolates
+// it; beside it, the cost of minting a key and copying the body.
 func BenchmarkTransport(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -46,32 +46,15 @@ func BenchmarkTransport(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	stream := func() io.Reader { return io.MultiReader(strings.NewReader(benchBody)) } // no GetBody
-	send := func(b *testing.B, rt http.RoundTripper, url string, body func() io.Reader) {
-		client := &http.Client{Transport: rt}
-		b.SetBytes(int64(len(benchBody)))
-		b.ReportAllocs()
-		for b.Loop() {
-			req, _ := http.NewRequest("POST", url, body())
-			req.ContentLength = int64(len(benchBody))
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 201 {
-				b.Fatal(resp.Status)
-			}
-		}
-	}
 	str := func() io.Reader { return strings.NewReader(benchBody) }
-	b.Run("Loopback/Bare", func(b *testing.B) { send(b, base, srv.URL, str) })
-	b.Run("Loopback/Transport", func(b *testing.B) { send(b, wrapped, srv.URL, str) })
-	b.Run("Loopback/TransportStream", func(b *testing.B) { send(b, wrapped, srv.URL, stream) })
-	b.Run("Stub/Bare", func(b *testing.B) { send(b, stub{}, "http://stub/", str) })
-	b.Run("Stub/Transport", func(b *testing.B) { send(b, stubbed, "http://stub/", str) })
-	b.Run("Stub/TransportStream", func(b *testing.B) { send(b, stubbed, "http://stub/", stream) })
+	stream := func() io.Reader { return io.MultiReader(strings.NewReader(benchBody)) } // no GetBody
+	b.Run("Loopback/Bare", func(b *testing.B) { send(b, base, srv.URL, str, false) })
+	b.Run("Loopback/BareWithKey", func(b *testing.B) { send(b, base, srv.URL, str, true) })
+	b.Run("Loopback/Transport", func(b *testing.B) { send(b, wrapped, srv.URL, str, false) })
+	b.Run("Loopback/TransportStream", func(b *testing.B) { send(b, wrapped, srv.URL, stream, false) })
+	b.Run("Stub/Bare", func(b *testing.B) { send(b, stub{}, "http://stub/", str, false) })
+	b.Run("Stub/Transport", func(b *testing.B) { send(b, stubbed, "http://stub/", str, false) })
+	b.Run("Stub/TransportStream", func(b *testing.B) { send(b, stubbed, "http://stub/", stream, false) })
 	b.Run("MintAndCopy", func(b *testing.B) {
 		b.SetBytes(int64(len(benchBody)))
 		b.ReportAllocs()
@@ -89,4 +72,32 @@ func BenchmarkTransport(b *testing.B) {
 			}
 		}
 	})
+}
+
+// send sends POST requests of a body through rt; with key, each with a
+// key of its own, minted as the transport mints them.
+func send(b *testing.B, rt http.RoundTripper, url string, body func() io.Reader, key bool) {
+	client := &http.Client{Transport: rt}
+	b.SetBytes(int64(len(benchBody)))
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", url, body())
+		req.ContentLength = int64(len(benchBody))
+		if key {
+			k, err := newUUID()
+			if err != nil {
+				b.Fatal(err)
+			}
+			req.Header.Set(DefaultHeader, k)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 201 {
+			b.Fatal(resp.Status)
+		}
+	}
 }
