@@ -255,7 +255,8 @@ func clientFault(cr *clientRun, done *atomic.Int64, do func()) chan struct{} {
 
 // TestClientEndToEndRedis: three instances sharing a Redis server the
 // test runs (append-only, synced at every write), killed and started
-// again 500 ms later at a third of the operations.
+// again 1.5 s later at a third of the operations: longer than the store
+// client's own retries cover, so the instances answer 503 meanwhile.
 func TestClientEndToEndRedis(t *testing.T) {
 	requireLoad(t)
 	testenv.Lookup(t, testenv.Redis, "redis://127.0.0.1:6379/0")
@@ -267,7 +268,7 @@ func TestClientEndToEndRedis(t *testing.T) {
 	defer cancel()
 	end := clientFault(cr, &done, func() {
 		srv.kill()
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(1500 * time.Millisecond)
 		srv.start(t)
 	})
 	took := cr.run(ctx, &done)
