@@ -2,13 +2,13 @@ package fingerprint
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/idemprint/idemprint/canonical"
 	"github.com/idemprint/idemprint/internal/jsonwire"
 )
 
@@ -339,7 +339,7 @@ var errNotDocument = errors.New("fingerprint: not an intent document")
 
 // parse reads src, which must be one valid JSON text.
 func (t *tree) parse(src []byte) error {
-	if !json.Valid(src) {
+	if jsonwire.Validate(jsonwire.Options{Numbers: jsonwire.Exact, MaxDepth: canonical.DefaultMaxDepth}, src) != nil {
 		return errNotDocument
 	}
 	t.src, t.vals = src, slices.Grow(t.vals[:0], countValues(src))
@@ -470,11 +470,7 @@ func (t *tree) name(i int) (string, error) {
 		q = q[1 : len(q)-1]
 		return unsafe.String(unsafe.SliceData(q), len(q)), nil
 	}
-	var s string
-	if err := json.Unmarshal(q, &s); err != nil {
-		return "", errNotDocument
-	}
-	return s, nil
+	return string(jsonwire.AppendUnquoted(nil, q)), nil
 }
 
 // holes returns the concrete paths of the "absent" list i (none for -1)
@@ -484,13 +480,19 @@ func (t *tree) holes(i int, p string) ([]string, error) {
 	if i < 0 {
 		return nil, nil
 	}
-	var list []string
-	if err := json.Unmarshal(t.raw(i), &list); err != nil {
+	if t.src[t.vals[i].start] != '[' {
 		return nil, errNotDocument
 	}
 	var out []string
-	for _, h := range list {
-		if h != p {
+	for c, k := i+1, 0; k < t.vals[i].n; c, k = t.vals[c].next, k+1 {
+		q := t.raw(c)
+		if len(q) == 0 {
+			continue // what parse reads inside an empty array
+		}
+		if q[0] != '"' {
+			return nil, errNotDocument
+		}
+		if h := string(jsonwire.AppendUnquoted(nil, q)); h != p {
 			out = append(out, h)
 		}
 	}

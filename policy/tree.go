@@ -1,11 +1,11 @@
 package policy
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/idemprint/idemprint/canonical"
+	"github.com/idemprint/idemprint/internal/jsonwire"
 )
 
 // kind is the JSON type of a node.
@@ -43,76 +43,64 @@ type member struct {
 	val  *node
 }
 
-// decodeTree decodes the JSON text data, which must be valid.
+// decodeTree decodes the JSON text data, which must be valid: it is
+// checked again, so an invalid one is an error, not a panic.
 func decodeTree(data []byte) (*node, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return readNode(dec, data)
-}
-
-func readNode(dec *json.Decoder, data []byte) (*node, error) {
-	n := &node{off: valueStart(data, dec.InputOffset())}
-	tok, err := dec.Token()
-	if err != nil {
+	if err := jsonwire.Validate(jsonwire.Options{MaxDepth: canonical.DefaultMaxDepth}, data); err != nil {
 		return nil, err
 	}
-	switch t := tok.(type) {
-	case nil:
-		n.kind = kindNull
-	case bool:
-		n.kind, n.boolean = kindBool, t
-	case json.Number:
-		n.kind, n.str = kindNumber, string(t)
-	case string:
-		n.kind, n.str = kindString, t
-	case json.Delim:
-		if t == '[' {
-			n.kind = kindArray
-			for dec.More() {
-				e, err := readNode(dec, data)
-				if err != nil {
-					return nil, err
-				}
-				n.elems = append(n.elems, e)
-			}
-		} else {
-			n.kind = kindObject
-			for dec.More() {
-				off := valueStart(data, dec.InputOffset())
-				tok, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				name, ok := tok.(string)
-				if !ok {
-					return nil, errors.New("object member name is not a string")
-				}
-				v, err := readNode(dec, data)
-				if err != nil {
-					return nil, err
-				}
-				n.members = append(n.members, member{name, off, v})
-			}
-		}
-		if _, err := dec.Token(); err != nil { // the closing delimiter
-			return nil, err
-		}
-	}
+	n, _ := readNode(data, jsonwire.SkipSpace(data, 0))
 	return n, nil
 }
 
-// valueStart returns the offset of the value that follows off, skipping
-// whitespace and the separators the decoder has not consumed yet.
-func valueStart(data []byte, off int64) int64 {
-	for off < int64(len(data)) {
-		switch data[off] {
-		case ' ', '\t', '\n', '\r', ':', ',':
-			off++
-		default:
-			return off
+// readNode decodes the value at data[i] of a valid text and returns it and
+// the offset just past it.
+func readNode(data []byte, i int) (*node, int) {
+	n := &node{off: int64(i)}
+	switch data[i] {
+	case '{', '[':
+		object := data[i] == '{'
+		n.kind = kindArray
+		if object {
+			n.kind = kindObject
 		}
+		i = jsonwire.SkipSpace(data, i+1)
+		for data[i] != '}' && data[i] != ']' {
+			var v *node
+			if object {
+				off := i
+				end := jsonwire.SkipString(data, i)
+				name := string(jsonwire.AppendUnquoted(nil, data[i:end]))
+				i = jsonwire.SkipSpace(data, jsonwire.SkipSpace(data, end)+1) // past the colon
+				v, i = readNode(data, i)
+				n.members = append(n.members, member{name, int64(off), v})
+			} else {
+				v, i = readNode(data, i)
+				n.elems = append(n.elems, v)
+			}
+			i = jsonwire.SkipSpace(data, i)
+			if data[i] == ',' {
+				i = jsonwire.SkipSpace(data, i+1)
+			}
+		}
+		return n, i + 1
+	case '"':
+		end := jsonwire.SkipString(data, i)
+		n.kind, n.str = kindString, string(jsonwire.AppendUnquoted(nil, data[i:end]))
+		return n, end
+	case 't':
+		n.kind, n.boolean = kindBool, true
+		return n, i + len("true")
+	case 'f':
+		n.kind = kindBool
+		return n, i + len("false")
+	case 'n':
+		n.kind = kindNull
+		return n, i + len("null")
 	}
-	return off
+	end := jsonwire.SkipValue(data, i)
+	n.kind, n.str = kindNumber, string(data[i:end])
+	return n, end
 }
 
 // get returns the member named name, or nil.
