@@ -447,10 +447,20 @@ func (t *Transport) delay(n int, resp *http.Response, now time.Time) time.Durati
 	}
 	ceil := t.opts.BaseDelay
 	for i := 1; i < n && ceil < t.opts.MaxDelay; i++ {
+		if ceil > t.opts.MaxDelay/2 {
+			ceil = t.opts.MaxDelay
+			break
+		}
 		ceil *= 2
 	}
 	ceil = min(ceil, t.opts.MaxDelay)
-	return time.Duration(t.opts.Jitter(int64(ceil) + 1))
+	if ceil == 0 {
+		return 0
+	}
+	if ceil < 1<<63-1 {
+		ceil++ // the wait is in [0, ceil]
+	}
+	return time.Duration(t.opts.Jitter(int64(ceil)))
 }
 
 // retryAfter parses a Retry-After value (RFC 9110, section 10.2.3):

@@ -521,6 +521,18 @@ func TestWithoutKey(t *testing.T) {
 			t.Errorf("requests %+v, want one without a key", reqs)
 		}
 	})
+	t.Run("IdempotentMethodDropped", func(t *testing.T) {
+		s := newScript(t, reply{close: true}, reply{status: 200})
+		req, _ := http.NewRequest("GET", s.srv.URL, nil)
+		resp, err := newTransport(t, fast(Options{})).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if reqs := s.requests(); len(reqs) != 2 || reqs[0].Key != "" {
+			t.Errorf("requests %+v, want two without a key", reqs)
+		}
+	})
 	t.Run("503", func(t *testing.T) {
 		s := newScript(t, reply{status: 503}, reply{status: 201})
 		resp, err := post(t, context.Background(), newTransport(t, fast(Options{Keyless: keyless})), s.srv.URL, "{}")
@@ -599,6 +611,12 @@ func TestDelay(t *testing.T) {
 	}
 	if asked[0] != int64(100*time.Millisecond)+1 {
 		t.Errorf("jitter asked for [0, %d), want [0, 100ms]", asked[0])
+	}
+	huge := newTransport(t, Options{BaseDelay: time.Hour, MaxDelay: 1<<63 - 1, Jitter: highest})
+	for n := 1; n <= 100; n += 33 {
+		if d := huge.delay(n, nil, now); d < 0 {
+			t.Errorf("delay(%d) with the largest MaxDelay = %v", n, d)
+		}
 	}
 	tr.opts.Jitter = func(int64) int64 { return 0 }
 	if d := tr.delay(3, nil, now); d != 0 {
