@@ -70,6 +70,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // Problem is an RFC 9457 problem: the members a client reads. The zero
 // value is an empty problem.
 type Problem struct {
+	// Type is the problem type's URI, Title its summary, Status the
+	// answer's status, Detail this occurrence's explanation, Instance its
+	// URI: the members RFC 9457, section 3.1, defines.
 	Type     string `json:"type"`
 	Title    string `json:"title"`
 	Status   int    `json:"status"`
