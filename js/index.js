@@ -3,6 +3,7 @@
 // a WebAssembly reactor module (idemprint.wasm) and run with node:wasi, so
 // a fingerprint computed here equals the one a Go service computes.
 
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { WASI } from 'node:wasi'
 
@@ -85,7 +86,7 @@ function view (m) {
   return m.u8
 }
 
-/** room makes the buffer hold n bytes and returns its address. */
+/** room makes the input buffer hold n bytes and returns its address. */
 function room (m, n) {
   if (n > m.room || m.room > KEEP) {
     m.ptr = call(m, m.x.idemprint_buffer, n)
@@ -94,16 +95,16 @@ function room (m, n) {
   return m.ptr
 }
 
-/** result reads the output of a call whose result was r. */
+/** bytes returns the output of a call whose result was r >= 0, in place. */
+function bytes (m, r) {
+  const ptr = call(m, m.x.idemprint_output)
+  return view(m).subarray(ptr, ptr + r)
+}
+
+/** output reads the output of a call whose result was r. */
 function output (m, r) {
-  const err = r < 0
-  const n = err ? -r : r
-  if (err || n > 64) { // an error or an intent document may have moved the buffer
-    m.ptr = call(m, m.x.idemprint_output)
-    m.room = 0
-  }
-  const text = decoder.decode(view(m).subarray(m.ptr, m.ptr + n))
-  return err ? { err: JSON.parse(text) } : { text }
+  const text = decoder.decode(bytes(m, r < 0 ? -r : r))
+  return r < 0 ? { err: JSON.parse(text) } : { text }
 }
 
 /**
@@ -219,6 +220,7 @@ const registry = new FinalizationRegistry(({ gen, handle }) => {
  */
 export class Fingerprinter {
   #json
+  #prefix // SHA-256 after the preimage's first lines
   #gen = 0
   #handle = 0
   #token = {}
@@ -232,6 +234,7 @@ export class Fingerprinter {
     const r = call(m, m.x.idemprint_digest, this.#handle)
     /** "sha256:" and the digest of the normalized spec */
     this.specDigest = output(m, r).text
+    this.#prefix = createHash('sha256').update('idemprint/fingerprint/v1\n' + this.specDigest + '\n')
   }
 
   #bind () {
@@ -248,28 +251,29 @@ export class Fingerprinter {
     return m
   }
 
-  #run (req, intent) {
+  /** document returns the intent document of req, in the module's memory. */
+  #document (req) {
     const m = this.#bind()
     const n = frame(m, req)
-    const r = call(m, m.x.idemprint_sum, this.#handle, n, intent)
-    if (r >= 0 && r <= 64) {
-      return decoder.decode(view(m).subarray(m.ptr, m.ptr + r))
-    }
-    const out = output(m, r)
-    if (out.err) throw new RequestError(out.err)
-    return out.text
+    const r = call(m, m.x.idemprint_document, this.#handle, n)
+    if (r < 0) throw new RequestError(output(m, r).err)
+    return bytes(m, r)
   }
 
   /**
    * sum returns the fingerprint of req, 'v1:sha256:' and 43 base64url
-   * characters. It throws a RequestError for a body that is not strict
-   * JSON, a missing required value, or a header or query value in two
-   * spellings of one name.
+   * characters: the SHA-256 of "idemprint/fingerprint/v1\n", the spec
+   * digest, "\n" and the intent document. It throws a RequestError for a
+   * body that is not strict JSON, a missing required value, or a header
+   * or query value in two spellings of one name.
    */
-  sum (req) { return this.#run(req, 0) }
+  sum (req) {
+    const doc = this.#document(req)
+    return 'v1:sha256:' + this.#prefix.copy().update(doc).digest('base64url')
+  }
 
   /** intent returns the canonical intent document that sum hashes. */
-  intent (req) { return this.#run(req, 1) }
+  intent (req) { return decoder.decode(this.#document(req)) }
 }
 
 const constructKey = Symbol('compile')

@@ -6,14 +6,14 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o js/idemprint.wasm ./cmd/idemprint-wasm
 //
-// The host calls _initialize once, then the exports. Inputs and outputs
-// pass through one buffer that the module owns: the host asks for room
-// with idemprint_buffer, writes its input there, and reads the output from
-// the same place. A result r of a call is a length: r >= 0 bytes of
-// output, or for an error -r bytes of JSON (fpwire.Error.AppendJSON).
-// The module keeps a buffer of up to keepBytes between calls; a larger one
-// lives only until the next call asks for less, so a large body's memory
-// is released after it, to be reused by the module's heap.
+// The host calls _initialize once, then the exports. Input and output pass
+// through two buffers that the module owns: the host asks for room with
+// idemprint_buffer and writes its input there; after a call it reads the
+// output at the address idemprint_output returns. A result r of a call is
+// a length: r >= 0 bytes of output, or for an error -r bytes of JSON
+// (fpwire.Error.AppendJSON). Either buffer is kept between calls up to
+// keepBytes; a larger one lives until the next call, so a large body's
+// memory is released after it, for the module's heap to reuse.
 package main
 
 import (
@@ -33,7 +33,8 @@ const (
 )
 
 var (
-	buf     = make([]byte, baseBytes)
+	buf     = make([]byte, baseBytes) // input
+	out     = make([]byte, 0, 4<<10)  // output
 	handles = map[int32]*fingerprint.Fingerprinter{}
 	next    int32
 )
@@ -54,28 +55,37 @@ func idemprintBuffer(n uint32) uint32 {
 	return uint32(uintptr(unsafe.Pointer(&buf[0])))
 }
 
-// idemprint_output returns the address of the buffer, where the output of
-// the last call is, without changing it.
+// idemprint_output returns the address of the output of the last call.
 //
 //go:wasmexport idemprint_output
-func idemprintOutput() uint32 { return uint32(uintptr(unsafe.Pointer(&buf[0]))) }
+func idemprintOutput() uint32 { return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(out)))) }
 
-// output writes out to the buffer, growing it when out is larger, and
-// returns its length, negated for an error.
-func output(out []byte, isErr bool) int32 {
-	if len(out) > len(buf) {
-		buf = make([]byte, len(out))
+// output makes b the output, and returns its length, negated for an
+// error. An output of more than keepBytes is not kept for the next call.
+func output(b []byte, isErr bool) int32 {
+	if len(b) > 0 && unsafe.SliceData(b) != unsafe.SliceData(out) {
+		out = append(out[:0], b...)
+	} else {
+		out = b
 	}
-	copy(buf, out)
+	n := int32(len(out))
 	if isErr {
-		return -int32(len(out))
+		return -n
 	}
-	return int32(len(out))
+	return n
 }
 
 func fail(err error) int32 {
 	e := fpwire.Classify(err)
 	return output(e.AppendJSON(nil), true)
+}
+
+// begin starts a call that writes an output: an output of more than
+// keepBytes, which the host has read by now, is released.
+func begin() {
+	if cap(out) > keepBytes {
+		out = make([]byte, 0, 4<<10)
+	}
 }
 
 // guard turns a panic into an error result, so a bug reached by some input
@@ -91,6 +101,7 @@ func guard(r *int32) {
 //
 //go:wasmexport idemprint_compile
 func idemprintCompile(n uint32) (r int32) {
+	begin()
 	defer guard(&r)
 	s, err := fpwire.ParseSpec(buf[:n])
 	if err != nil {
@@ -117,6 +128,7 @@ func idemprintRelease(h int32) { delete(handles, h) }
 //
 //go:wasmexport idemprint_digest
 func idemprintDigest(h int32) (r int32) {
+	begin()
 	defer guard(&r)
 	f, ok := handles[h]
 	if !ok {
@@ -125,12 +137,16 @@ func idemprintDigest(h int32) (r int32) {
 	return output([]byte(f.SpecDigest()), false)
 }
 
-// idemprint_sum fingerprints the request frame (fpwire.ReadFrame) in the
-// first n bytes of the buffer and writes the fingerprint's text form, or
-// with intent != 0 its intent document, to the buffer.
+// idemprint_document writes the intent document of the request frame
+// (fpwire.ReadFrame) in the first n bytes of the buffer to the output. The
+// host hashes it with its own SHA-256: the fingerprint is the SHA-256 of
+// "idemprint/fingerprint/v1\n", the spec digest, "\n" and this document
+// (docs/fingerprint-v1.md), and Node's SHA-256 runs several times faster
+// than Go's portable one does in WebAssembly.
 //
-//go:wasmexport idemprint_sum
-func idemprintSum(h int32, n uint32, intent uint32) (r int32) {
+//go:wasmexport idemprint_document
+func idemprintDocument(h int32, n uint32) (r int32) {
+	begin()
 	defer guard(&r)
 	f, ok := handles[h]
 	if !ok {
@@ -140,19 +156,9 @@ func idemprintSum(h int32, n uint32, intent uint32) (r int32) {
 	if err != nil {
 		return fail(err)
 	}
-	if intent != 0 {
-		doc, err := f.AppendIntent(nil, req)
-		if err != nil {
-			return fail(err)
-		}
-		return output(doc, false)
-	}
-	fp, err := f.Sum(req)
+	doc, err := f.AppendIntent(out[:0], req)
 	if err != nil {
 		return fail(err)
 	}
-	// The text form is 53 bytes and the buffer at least baseBytes: it is
-	// written in place, over the frame Sum has finished with.
-	out, _ := fp.AppendText(buf[:0])
-	return int32(len(out))
+	return output(doc, false)
 }

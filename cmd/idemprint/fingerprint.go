@@ -223,8 +223,7 @@ func runJSONL(specJSON, policyFile, route string, show bool, stdin io.Reader, st
 		var err error
 		line, err = readLine(in, line[:0])
 		if len(line) > 0 || err == nil {
-			res = append(res[:0], jsonlResult(f, pol, rule, line, show, &doc)...)
-			res = append(res, '\n')
+			res = append(jsonlResult(res[:0], f, pol, rule, line, show, &doc), '\n')
 			if _, werr := out.Write(res); werr != nil {
 				fmt.Fprintln(stderr, "idemprint:", werr)
 				return exitUsage
@@ -264,27 +263,27 @@ func readLine(in *bufio.Reader, dst []byte) ([]byte, error) {
 	}
 }
 
-// jsonlResult returns the result for one line. Under a policy, the line's
-// method and path must be matched by the rule of --route: another rule
-// would fingerprint it otherwise.
-func jsonlResult(f *fingerprint.Fingerprinter, pol *policy.Policy, rule *policy.Rule, line []byte, show bool, doc *[]byte) []byte {
+// jsonlResult appends the result for one line to dst. Under a policy, the
+// line's method and path must be matched by the rule of --route: another
+// rule would fingerprint it otherwise.
+func jsonlResult(dst []byte, f *fingerprint.Fingerprinter, pol *policy.Policy, rule *policy.Rule, line []byte, show bool, doc *[]byte) []byte {
 	r, err := fpwire.ParseRequest(line)
 	if err == nil && pol != nil {
 		err = checkRule(pol, rule, r)
 	}
 	if err != nil {
-		return fpwire.AppendResult(nil, fingerprint.Fingerprint{}, nil, err)
+		return fpwire.AppendResult(dst, fingerprint.Fingerprint{}, nil, err)
 	}
 	if !show {
 		fp, err := f.Sum(r)
-		return fpwire.AppendResult(nil, fp, nil, err)
+		return fpwire.AppendResult(dst, fp, nil, err)
 	}
 	fp, d, err := f.SumIntent((*doc)[:0], r)
 	*doc = d
 	if d == nil {
 		d = []byte{}
 	}
-	return fpwire.AppendResult(nil, fp, d, err)
+	return fpwire.AppendResult(dst, fp, d, err)
 }
 
 // checkRule reports a request that pol does not send to rule.

@@ -90,7 +90,10 @@ func firstByte(src []byte) int {
 
 // pointerToken escapes a member name as one RFC 6901 reference token.
 func pointerToken(name string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+	if !strings.ContainsAny(name, "~/") {
+		return name
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
 }
 
 // stringList reads an array of strings at ptr.
@@ -218,7 +221,11 @@ func ParseRequest(src []byte) (fingerprint.Request, error) {
 			}
 			haveBody = true
 			if name == "body" {
-				r.Body = []byte(m.String())
+				if raw := m.Raw[1 : len(m.Raw)-1]; !strings.Contains(raw, `\`) {
+					r.Body = []byte(raw) // nothing to unescape
+				} else {
+					r.Body = []byte(m.String())
+				}
 				break
 			}
 			if r.Body, err = base64.StdEncoding.Strict().DecodeString(m.String()); err != nil {
@@ -226,6 +233,9 @@ func ParseRequest(src []byte) (fingerprint.Request, error) {
 				return false
 			}
 		case "headers", "query":
+			if m.Raw == "{}" {
+				break // no names: no map
+			}
 			vals := map[string][]string{}
 			m.ForEach(func(hk, hv gjson.Result) bool {
 				hname := hk.String()
