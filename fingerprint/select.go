@@ -215,6 +215,12 @@ func (st *state) Enter(name []byte, index int, first byte) (jsonwire.Action, []s
 func (st *state) Value(canon []byte) {
 	lv := &st.stack[len(st.stack)-1]
 	for _, ni := range st.active[lv.first:lv.end] {
+		if n := &st.f.nodes[ni]; len(n.kids) == 0 && lv.mask == 0 && len(st.f.ignoreNames) == 0 {
+			for _, pi := range n.ends { // nothing to remove from it or to walk
+				st.out[pi] = append(st.out[pi], canon...)
+			}
+			continue
+		}
 		st.f.visit(st, unsafeString(canon), 0, ni, lv.d, lv.mask)
 	}
 }

@@ -14,13 +14,14 @@ import (
 // frames instead of recursing, so depth costs heap, never goroutine stack.
 type frame struct {
 	object  bool
-	inValue bool // a member value or an element is being read
-	count   int  // members or elements finished so far
-	first   int  // objects: index in encoder.members of the first member
-	cur     int  // objects: index in encoder.members of the current member
-	open    int  // offset in dst of the '[' or '{'
-	follow  bool // Select: the selector is told about the values inside
-	leave   bool // Select: the selector is to leave the value being read
+	inValue bool     // a member value or an element is being read
+	count   int      // members or elements finished so far
+	first   int      // objects: index in encoder.members of the first member
+	cur     int      // objects: index in encoder.members of the current member
+	open    int      // offset in dst of the '[' or '{'
+	follow  bool     // Select: the selector is told about the values inside
+	leave   bool     // Select: the selector is to leave the value being read
+	names   []string // Select: the only names of members to tell it about, if not nil
 }
 
 // member locates one member of an open object in the output. Its value
@@ -129,9 +130,9 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			if i >= len(src) {
 				return dst, e.eof(dst, src)
 			}
-			follow := false
+			follow, names := false, []string(nil)
 			if e.sel != nil && !e.emitting && (len(e.frames) == 0 || e.frames[len(e.frames)-1].follow) {
-				follow = e.enter(dst, src[i])
+				follow, names = e.enter(dst, src[i])
 			}
 			switch c := src[i]; c {
 			case '{', '[':
@@ -150,7 +151,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 					state = stAfter
 					continue
 				}
-				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1, follow: follow})
+				e.frames = append(e.frames, frame{object: c == '{', inValue: c == '[', first: len(e.members), open: len(dst) - 1, follow: follow, names: names})
 				i = j
 				if c == '{' {
 					state = stName
@@ -234,7 +235,7 @@ func (e *encoder) run(dst, src []byte) ([]byte, error) {
 			state = stValue
 
 		case stAfter:
-			if e.sel != nil {
+			if e.sel != nil && (e.emitting || e.leaving()) {
 				dst = e.leave(dst)
 			}
 			i = SkipSpace(src, i)

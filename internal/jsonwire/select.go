@@ -1,5 +1,10 @@
 package jsonwire
 
+import (
+	"slices"
+	"unsafe"
+)
+
 // A Selector follows one run of [Select] through the values it cares
 // about, so a caller can pick parts of a text in the pass that validates
 // it. The encoder calls Enter before each value of the top level and of
@@ -11,8 +16,10 @@ type Selector interface {
 	// member of an object, whose name is given canonically escaped without
 	// quotes (valid only during the call), or an element of an array at
 	// index (then name is nil). index is -1 for a member and for the top
-	// level, where name is nil too.
-	Enter(name []byte, index int, first byte) Action
+	// level, where name is nil too. With Follow and an object, names, when
+	// not nil, lists the only member names (canonically escaped) for which
+	// Enter is to be called: the others are skipped.
+	Enter(name []byte, index int, first byte) (a Action, names []string)
 	// Value receives the canonical form of the value Enter last asked
 	// for with Emit; canon is valid only during the call.
 	Value(canon []byte)
@@ -45,31 +52,44 @@ func Select(o Options, src []byte, sel Selector) error {
 // enter tells the selector about the value starting with c and, when it
 // asks for the value, starts writing it out. It reports whether the
 // selector follows the value.
-func (e *encoder) enter(dst []byte, c byte) bool {
+func (e *encoder) enter(dst []byte, c byte) (follow bool, names []string) {
 	var nm []byte
 	idx := -1
 	leave := &e.leaveTop
 	if n := len(e.frames); n > 0 {
 		top := &e.frames[n-1]
 		if top.object {
+			m := name(dst, &e.members[top.cur])
+			if top.names != nil && !slices.Contains(top.names, unsafe.String(unsafe.SliceData(m), len(m))) {
+				return false, nil
+			}
 			// A copy: a slice of dst would make every caller's dst escape.
-			e.name = append(e.name[:0], name(dst, &e.members[top.cur])...)
+			e.name = append(e.name[:0], m...)
 			nm = e.name
 		} else {
 			idx = top.count
 		}
 		leave = &top.leave
 	}
-	a := e.sel.Enter(nm, idx, c)
+	a, names := e.sel.Enter(nm, idx, c)
 	*leave = a != Skip
 	if a == Emit {
 		e.check, e.emitting = false, true
 		e.emitAt, e.emitDepth = len(dst), len(e.frames)
 	}
-	return a == Follow
+	return a == Follow, names
 }
 
-// leave runs after each value ends: a value being written out is complete
+// leaving reports whether the selector is to leave the value that ended.
+func (e *encoder) leaving() bool {
+	if n := len(e.frames); n > 0 {
+		return e.frames[n-1].leave
+	}
+	return e.leaveTop
+}
+
+// leave runs after a value ends while one is written out or the selector
+// is to leave it: a value being written out is complete
 // when the depth is back to where it started, and the selector leaves the
 // value that ended unless it skipped it.
 func (e *encoder) leave(dst []byte) []byte {
