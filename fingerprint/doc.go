@@ -13,7 +13,7 @@
 //
 // Intent, Required and Ignore entries use a subset of the gjson path syntax
 // (github.com/tidwall/gjson) with gjson's meaning. All paths are evaluated
-// together in one walk over the canonical body; a test checks the walk
+// together in the one pass that validates the body; a test checks the walk
 // against gjson's own lookups, one segment at a time.
 // Given {"amountCents":1000,"destination":{"iban":"DE89…"},"items":[{"sku":"A","qty":2},{"sku":"B"}],"fav.movie":"x"}:
 //
@@ -77,9 +77,9 @@
 //
 // # Security considerations
 //
-// The whole body is validated with the strict rules of package canonical
-// before anything is selected, and a body that breaks them has no
-// fingerprint. gjson returns the first of two duplicate member names while
+// The whole body is validated with the strict rules of package canonical,
+// in the pass that selects the intent, and a body that breaks them anywhere
+// has no fingerprint. gjson returns the first of two duplicate member names while
 // encoding/json keeps the last, so a lenient fingerprint would read
 // {"amount":10,"amount":10000} as 10 while the handler charges 10000; invalid
 // UTF-8 and lone surrogates are read differently by different decoders in the
