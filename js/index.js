@@ -220,7 +220,7 @@ const registry = new FinalizationRegistry(({ gen, handle }) => {
  */
 export class Fingerprinter {
   #json
-  #prefix // SHA-256 after the preimage's first lines
+  #prefix // the preimage's first two lines
   #gen = 0
   #handle = 0
   #token = {}
@@ -234,7 +234,7 @@ export class Fingerprinter {
     const r = call(m, m.x.idemprint_digest, this.#handle)
     /** "sha256:" and the digest of the normalized spec */
     this.specDigest = output(m, r).text
-    this.#prefix = createHash('sha256').update('idemprint/fingerprint/v1\n' + this.specDigest + '\n')
+    this.#prefix = 'idemprint/fingerprint/v1\n' + this.specDigest + '\n'
   }
 
   #bind () {
@@ -269,7 +269,7 @@ export class Fingerprinter {
    */
   sum (req) {
     const doc = this.#document(req)
-    return 'v1:sha256:' + this.#prefix.copy().update(doc).digest('base64url')
+    return 'v1:sha256:' + createHash('sha256').update(this.#prefix, 'latin1').update(doc).digest('base64url')
   }
 
   /** intent returns the canonical intent document that sum hashes. */
