@@ -102,7 +102,8 @@ var ErrOptions = errors.New("idemhttp: invalid options")
 //
 // A store that wraps another (to measure it, say) may have a method
 // Unwrap() store.Store that returns it: the middleware then knows a
-// [store.Memory] behind it, whose calls need no deadline of their own.
+// [store.InProcess] behind it (a [store.Memory]), whose calls need no
+// deadline of their own.
 func New(pol *policy.Policy, st store.Store, opts Options) (*Middleware, error) {
 	switch {
 	case pol == nil || st == nil:
@@ -137,15 +138,15 @@ func New(pol *policy.Policy, st store.Store, opts Options) (*Middleware, error) 
 }
 
 // inProcess reports whether st keeps its records in this process: a
-// [store.Memory], or a store that wraps one (to measure it, say) and says
-// so with an Unwrap() store.Store method. Such a store reads neither
-// deadlines nor context values and never blocks, so its calls need no
-// context of their own.
+// [store.InProcess] that says so, or a store that wraps one (to measure
+// it, say) and says so with an Unwrap() store.Store method. Such a store
+// reads neither deadlines nor context values and never blocks, so its
+// calls need no context of their own.
 func inProcess(st store.Store) bool {
 	for range 8 { // a bound, in case a store unwraps to itself
 		switch s := st.(type) {
-		case *store.Memory:
-			return true
+		case store.InProcess:
+			return s.InProcess()
 		case interface{ Unwrap() store.Store }:
 			st = s.Unwrap()
 		default:

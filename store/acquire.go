@@ -26,7 +26,7 @@ type Claim struct {
 	// Calls is how many operations (round trips) Acquire made on the store.
 	Calls int
 
-	at time.Time // this process's (monotonic) time when Now was read
+	at time.Time // this process's (monotonic) time when Now came back
 }
 
 // StoreTime returns the store's time now, without asking the store: Now
@@ -82,10 +82,7 @@ func Acquire(ctx context.Context, s Store, rule *policy.Rule, req policy.Request
 		if err != nil {
 			return c, err
 		}
-		c.Now, c.at = out.Now, out.read
-		if c.at.IsZero() {
-			c.at = time.Now()
-		}
+		c.Now, c.at = out.Now, time.Now()
 		if out.Reserved {
 			c.Decision, c.Record = d, out.Record // the store's generation and times
 			return c, nil

@@ -28,3 +28,7 @@ func sameTime(a, b time.Time) bool { return storeTime(a).Equal(storeTime(b)) }
 func sameHeader(a, b policy.Header) bool {
 	return len(a) == len(b) && slices.Equal(a.Sorted(), b.Sorted())
 }
+
+// storeTime drops what a backend cannot keep: the monotonic reading, the
+// location and nanoseconds below the microsecond.
+func storeTime(t time.Time) time.Time { return t.Truncate(time.Microsecond).UTC() }

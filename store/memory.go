@@ -1,6 +1,8 @@
 package store
 
 import (
+	"cmp"
+	"container/heap"
 	"context"
 	"hash/maphash"
 	"math"
@@ -23,17 +25,17 @@ type MemoryOptions struct {
 	// life has ended, new records are refused with [ErrFull]: a live or
 	// in-flight record is never evicted to make room.
 	MaxRecords int
-	// Clock is the store's clock; nil means this process's, as time.Now
-	// reads it (a step of the wall clock is followed within a second).
-	// Leases and TTLs are judged by it. A test or a replay of a traffic
-	// log passes its own.
+	// Clock is the store's clock, by which leases and TTLs are judged;
+	// nil means time.Now. A test or a replay of a traffic log passes its
+	// own. It is called at every operation, from any goroutine.
 	Clock func() time.Time
 }
 
-// Memory is a [Store] for one process, kept in its memory. Records whose
-// life has ended are removed as the store is used (a few per operation,
-// and all of a shard before anything is refused), so the memory held is
-// bounded by the records still alive.
+// Memory is a [Store] for one process, kept in its memory: shards, each a
+// map under a mutex with a heap of its records by end of life. Records
+// whose life has ended are removed as the store is used (a few per
+// operation, and all of them before anything is refused), so the records
+// held are bounded by those still alive.
 //
 // A Memory is safe for concurrent use. It shares nothing between
 // processes: two instances of a service need a shared store (redisstore,
@@ -42,41 +44,52 @@ type Memory struct {
 	shards []shard
 	seed   maphash.Seed
 	max    int64
-	// count is the number of records, but for what shards have not added
-	// yet: each adds its changes a batch at a time (see counted), so that
-	// cores writing records in different shards do not write one cache
-	// line at every record.
-	count atomic.Int64
-	clock func() time.Time
-	// ownClock says that clock is this process's, whose readings
-	// Acquire can use as its own.
-	ownClock bool
+	count  atomic.Int64 // the records of every shard
+	clock  func() time.Time
 }
 
 type shard struct {
-	mu    sync.Mutex
-	seed  maphash.Seed // the store's, for the index
-	ix    index        // storage key -> slot
-	slots []*[chunkSize]entry
-	used  int32   // slots ever handed out, free ones included
-	free  []int32 // slots of removed entries, for reuse
-	ends  ends    // its records by end of life, for sweeping
-	names names   // makes its entries' handles of routes and spec digests
-	// lastGen is the highest generation the shard gave or wrote.
-	lastGen uint64
-	// size is the number of its records (ix.n), an atomic for Len and
-	// room, which read it without the lock; unadded is what of its changes the
-	// shard has not added to the store's count yet.
-	size    atomic.Int64
-	unadded int64
+	mu      sync.Mutex
+	recs    map[string]*entry
+	ends    ends     // the same entries by end of life, for sweeping
+	lastGen uint64   // the highest generation the shard gave or wrote
 	_       [64]byte // keep shards' locks on separate cache lines
 }
 
-// chunkSize is the number of entries allocated at once: a new record
-// costs no allocation of its own, and the store's memory holds few
-// objects for the garbage collector to visit. 63 entries fill an 8 KiB
-// size class of the allocator (TestChunkSize holds it so).
-const chunkSize = 63
+// entry is a record of a shard, written in place (the store hands out
+// copies), with the end of its life and its place in the shard's ends.
+type entry struct {
+	rec policy.Record
+	end time.Time
+	at  int
+}
+
+// ends is a min-heap of entries by end of life, for container/heap.
+type ends []*entry
+
+func (h ends) Len() int           { return len(h) }
+func (h ends) Less(i, j int) bool { return h[i].end.Before(h[j].end) }
+func (h ends) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].at, h[j].at = i, j
+}
+
+func (h *ends) Push(x any) {
+	e := x.(*entry)
+	e.at = len(*h)
+	*h = append(*h, e)
+}
+
+func (h *ends) Pop() any {
+	old, n := *h, len(*h)-1
+	e := old[n]
+	old[n] = nil
+	*h = old[:n]
+	if cap(old) > 1024 && n < cap(old)/4 {
+		*h = append(ends(nil), old[:n]...) // give back what a burst grew
+	}
+	return e
+}
 
 // sweepPerOp is how many ended records an operation removes on its way,
 // so that sweeping keeps pace with writing without a goroutine.
@@ -88,19 +101,17 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 	if opts.Shards < 0 || opts.MaxRecords < 0 {
 		return nil, &Error{Op: "new", Kind: ErrInvalid}
 	}
-	n := opts.Shards
-	if n == 0 {
-		n = 64
-	}
-	m := &Memory{shards: make([]shard, n), seed: maphash.MakeSeed(), max: int64(opts.MaxRecords), clock: opts.Clock}
-	if m.max == 0 {
-		m.max = 1 << 20
+	m := &Memory{
+		shards: make([]shard, cmp.Or(opts.Shards, 64)),
+		seed:   maphash.MakeSeed(),
+		max:    int64(cmp.Or(opts.MaxRecords, 1<<20)),
+		clock:  opts.Clock,
 	}
 	if m.clock == nil {
-		m.clock, m.ownClock = newProcessClock().now, true
+		m.clock = time.Now
 	}
 	for i := range m.shards {
-		m.shards[i].seed = m.seed
+		m.shards[i].recs = make(map[string]*entry)
 	}
 	return m, nil
 }
@@ -108,194 +119,136 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 // now returns the store's time at the precision every store keeps.
 func (m *Memory) now() time.Time { return storeTime(m.clock()) }
 
-// reading returns the store's time as now does, and the clock reading it
-// comes from when the clock is this process's own (monotonic reading and
-// all), for Outcome.read.
-func (m *Memory) reading() (now, read time.Time) {
-	t := m.clock()
-	if m.ownClock {
-		read = t
-	}
-	return storeTime(t), read
-}
-
-// storeTime drops what a backend cannot keep: the monotonic reading,
-// the location and nanoseconds below the microsecond.
-func storeTime(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	if !farTime(t) {
-		// UnixMicro floors as Truncate does (the zero time is a whole
-		// number of seconds before 1970), without Truncate's division.
-		return time.UnixMicro(t.UnixMicro()).UTC()
-	}
-	return t.Truncate(time.Microsecond).UTC()
-}
-
-// maxMicroSeconds bounds the seconds since 1970 whose microseconds fit in
-// an int64.
-const maxMicroSeconds = math.MaxInt64/1_000_000 - 1
-
-// shardOf returns the shard of a storage key: that of its primary key, so
+// shard returns the shard of a storage key: that of its primary key, so
 // that a request's two keys share a lock.
-func (m *Memory) shardOf(storageKey string) *shard {
+func (m *Memory) shard(storageKey string) *shard {
 	if p, ok := policy.PrimaryKey(storageKey); ok {
 		storageKey = p
 	}
-	sh, _ := m.shard(storageKey)
-	return sh
-}
-
-// shard returns the shard of a primary storage key, and the key's hash,
-// which the shard's index uses too.
-func (m *Memory) shard(primary string) (*shard, uint64) {
-	h := maphash.String(m.seed, primary)
-	return &m.shards[h%uint64(len(m.shards))], h
+	return &m.shards[maphash.String(m.seed, storageKey)%uint64(len(m.shards))]
 }
 
 // Reserve implements [Store.Reserve].
-func (m *Memory) Reserve(ctx context.Context, r Reservation) (out Outcome, err error) {
-	// out is the result itself, so that returning it copies none of its
-	// hundreds of bytes.
-	key := r.Record.StorageKey
-	if err := ctx.Err(); err != nil {
-		return Outcome{}, &Error{Op: "reserve", StorageKey: key, Kind: err}
-	}
+func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
+	var out Outcome
 	if err := r.Validate(); err != nil {
-		return Outcome{}, err
+		return out, err
 	}
-	sh, h := m.shard(key) // a primary key
-	for attempt := 0; ; attempt++ {
-		now, read := m.reading()
-		sh.mu.Lock()
-		sh.sweep(m, now, sweepPerOp)
-		pe := sh.lookupHashed(h, key)
-		p, n := pe.aliveAt(now), sh.alive(r.NewIdentity, now)
-		if p != nil && p.binds(now) || n != nil && n.binds(now) {
-			out.Now, out.read = now, read
-			if p != nil {
-				out.Primary = p.record()
-			}
-			if n != nil {
-				out.NewIdentity = n.record()
-			}
-			sh.mu.Unlock()
-			return out, nil
+	key := r.Record.StorageKey
+	sh := m.shard(key)
+	err := m.do(ctx, "reserve", key, sh, func(now time.Time) error {
+		pe, p := sh.get(key, now)
+		_, n := sh.get(r.NewIdentity, now)
+		if p != nil && p.Binds(now) || n != nil && n.Binds(now) {
+			out = Outcome{Primary: clone(p), NewIdentity: clone(n), Now: now}
+			return nil
 		}
-		if pe == nil && !m.room(sh, now) {
-			sh.mu.Unlock()
-			if attempt == 0 && m.sweepAll(now) > 0 {
-				continue
-			}
-			return Outcome{}, &Error{Op: "reserve", StorageKey: key, Kind: ErrFull}
+		if pe == nil && !m.room() {
+			return ErrFull
 		}
-		rec := &r.Record // r is this call's copy
+		rec := r.Record
 		if p != nil {
-			rec.Generation = p.gen + 1
+			rec.Generation = p.Generation + 1
 		} else {
 			rec.Generation = sh.firstGeneration(now)
 		}
-		rec.LeaseExpiry = now.Add(r.Lease)
-		rec.ExpiresAt = now.Add(r.TTL)
-		out.Reserved, out.Now, out.read = true, now, read
-		sh.put(m, key, h, pe, rec).recordTo(&out.Record)
-		sh.mu.Unlock()
-		return out, nil
-	}
+		rec.LeaseExpiry, rec.ExpiresAt = now.Add(r.Lease), now.Add(r.TTL)
+		sh.put(pe, &rec)
+		out = Outcome{Reserved: true, Record: rec, Now: now}
+		return nil
+	})
+	return out, err
 }
 
 // firstGeneration returns the generation of a first record under a key
-// of sh: the store's time in microseconds, or above every generation the
-// shard ever wrote, whichever is higher, so that it is above every
-// generation an earlier record under the key reached, whatever the clock
-// does. A key never changes shards, so the shard's bound is enough, and
-// it needs no atomic: the caller holds sh.mu.
+// of sh: the store's time in microseconds (clamped to an int64), or above
+// every generation the shard ever wrote, whichever is higher, so that it
+// is above every generation an earlier record under the key reached,
+// whatever the clock does. A key never changes shards, so the shard's
+// bound is enough. The caller holds sh.mu.
 func (sh *shard) firstGeneration(now time.Time) uint64 {
-	g := max(uint64(max(micros(now), 1)), sh.lastGen+1)
-	sh.lastGen = g
-	return g
+	us := int64(math.MaxInt64)
+	if now.Unix() < math.MaxInt64/1_000_000-1 { // else its microseconds overflow
+		us = max(now.UnixMicro(), 1)
+	}
+	sh.lastGen = max(uint64(us), sh.lastGen+1)
+	return sh.lastGen
 }
-
-// wrote notes that generation g was written in sh. The caller holds sh.mu.
-func (sh *shard) wrote(g uint64) { sh.lastGen = max(sh.lastGen, g) }
 
 // Write implements [Store.Write].
 func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) error {
-	key := rec.StorageKey
-	if err := ctx.Err(); err != nil {
-		return &Error{Op: "write", StorageKey: key, Kind: err}
-	}
 	primary, err := validateWrite(&rec, guard)
 	if err != nil {
 		return err
 	}
-	sh, h := m.shard(primary)
-	if key != primary {
-		h = maphash.String(m.seed, key)
+	key, sh := rec.StorageKey, m.shard(primary)
+	return m.do(ctx, "write", key, sh, func(now time.Time) error {
+		ce, cur := sh.get(key, now)
+		var curGen uint64
+		if cur != nil {
+			curGen = cur.Generation
+			if curGen == rec.Generation && rec.State != policy.StateInFlight && Equal(cur, &rec) {
+				return nil // a retried write that happened
+			}
+		}
+		if curGen != rec.Generation-1 || !sh.guardHolds(guard, now) {
+			return ErrConflict
+		}
+		if ce == nil && !m.room() {
+			return ErrFull
+		}
+		sh.put(ce, &rec)
+		sh.lastGen = max(sh.lastGen, rec.Generation) // a Reserve after a Delete must pass it
+		return nil
+	})
+}
+
+// Read implements [Store.Read].
+func (m *Memory) Read(ctx context.Context, storageKey string) (rec *policy.Record, err error) {
+	sh := m.shard(storageKey)
+	err = m.do(ctx, "read", storageKey, sh, func(now time.Time) error {
+		_, p := sh.get(storageKey, now)
+		rec = clone(p)
+		return nil
+	})
+	return rec, err
+}
+
+// Delete implements [Store.Delete].
+func (m *Memory) Delete(ctx context.Context, storageKey string) error {
+	sh := m.shard(storageKey)
+	return m.do(ctx, "delete", storageKey, sh, func(now time.Time) error {
+		e, rec := sh.get(storageKey, now)
+		if rec == nil {
+			return ErrNotFound
+		}
+		sh.remove(m, e)
+		return nil
+	})
+}
+
+// do runs f under sh's lock at the store's time, after sweeping a few
+// ended records of sh. When f finds the store full (ErrFull), do sweeps
+// every shard and, when that removed a record, runs f once more. An error of f or of the
+// context is returned as op's [*Error].
+func (m *Memory) do(ctx context.Context, op, key string, sh *shard, f func(now time.Time) error) error {
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: op, StorageKey: key, Kind: err}
 	}
 	for attempt := 0; ; attempt++ {
 		now := m.now()
 		sh.mu.Lock()
 		sh.sweep(m, now, sweepPerOp)
-		ce := sh.lookupHashed(h, key)
-		cur := ce.aliveAt(now)
-		var curGen uint64
-		if cur != nil {
-			curGen = cur.gen
-			if curGen == rec.Generation && rec.State != policy.StateInFlight && cur.equal(&rec) {
-				sh.mu.Unlock()
-				return nil // a retried write that happened
-			}
-		}
-		if curGen != rec.Generation-1 || !sh.guardHolds(guard, now) {
-			sh.mu.Unlock()
-			return &Error{Op: "write", StorageKey: key, Kind: ErrConflict}
-		}
-		if ce == nil && !m.room(sh, now) {
-			sh.mu.Unlock()
-			if attempt == 0 && m.sweepAll(now) > 0 {
-				continue
-			}
-			return &Error{Op: "write", StorageKey: key, Kind: ErrFull}
-		}
-		sh.put(m, key, h, ce, &rec)
-		sh.wrote(rec.Generation) // under the lock: a Delete and Reserve of key must see it
+		err := f(now)
 		sh.mu.Unlock()
+		if err == ErrFull && attempt == 0 && m.sweepAll(now) > 0 {
+			continue
+		}
+		if err != nil {
+			return &Error{Op: op, StorageKey: key, Kind: err}
+		}
 		return nil
 	}
-}
-
-// Read implements [Store.Read].
-func (m *Memory) Read(ctx context.Context, storageKey string) (*policy.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, &Error{Op: "read", StorageKey: storageKey, Kind: err}
-	}
-	now := m.now()
-	sh := m.shardOf(storageKey)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if e := sh.alive(storageKey, now); e != nil {
-		return e.record(), nil
-	}
-	return nil, nil
-}
-
-// Delete implements [Store.Delete].
-func (m *Memory) Delete(ctx context.Context, storageKey string) error {
-	if err := ctx.Err(); err != nil {
-		return &Error{Op: "delete", StorageKey: storageKey, Kind: err}
-	}
-	now := m.now()
-	sh := m.shardOf(storageKey)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.alive(storageKey, now)
-	if e == nil {
-		return &Error{Op: "delete", StorageKey: storageKey, Kind: ErrNotFound}
-	}
-	sh.remove(m, e)
-	return nil
 }
 
 // Ping implements [Pinger]; a Memory store always answers.
@@ -306,41 +259,41 @@ func (m *Memory) Ping(ctx context.Context) error {
 	return nil
 }
 
+// InProcess implements [InProcess]: it returns true.
+func (m *Memory) InProcess() bool { return true }
+
 // Sweep implements [Sweeper]. Sweeping also happens as the store is used;
 // calling Sweep only returns memory sooner.
 func (m *Memory) Sweep(ctx context.Context, limit int) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, &Error{Op: "sweep", Kind: err}
-	}
-	now := m.now()
-	n := 0
-	for i := range m.shards {
-		if n >= limit {
-			break
-		}
-		sh := &m.shards[i]
-		sh.mu.Lock()
-		n += sh.sweep(m, now, limit-n)
-		sh.mu.Unlock()
-	}
-	return n, nil
+	return m.each(ctx, "sweep", func(sh *shard, now time.Time, n int) int {
+		return sh.sweep(m, now, max(limit-n, 0))
+	})
 }
 
 // PurgeTenant implements [TenantPurger].
 func (m *Memory) PurgeTenant(ctx context.Context, tenant string) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, &Error{Op: "purge", Kind: err}
-	}
-	n := 0
-	for i := range m.shards {
-		sh := &m.shards[i]
-		sh.mu.Lock()
-		for slot := range sh.used { // a free slot's entry is zeroed: no key
-			if e := sh.entry(slot); e.key != "" && e.tenant() == tenant {
+	return m.each(ctx, "purge", func(sh *shard, _ time.Time, _ int) (n int) {
+		for _, e := range sh.recs {
+			if e.rec.Tenant == tenant {
 				sh.remove(m, e)
 				n++
 			}
 		}
+		return n
+	})
+}
+
+// each runs f on every shard in turn, under its lock, with the store's
+// time and the sum of what f returned so far, and returns the sum.
+func (m *Memory) each(ctx context.Context, op string, f func(sh *shard, now time.Time, n int) int) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, &Error{Op: op, Kind: err}
+	}
+	now, n := m.now(), 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		n += f(sh, now, n)
 		sh.mu.Unlock()
 	}
 	return n, nil
@@ -348,148 +301,95 @@ func (m *Memory) PurgeTenant(ctx context.Context, tenant string) (int, error) {
 
 // Len returns the number of records held, including those whose life has
 // ended but that are not swept yet.
-func (m *Memory) Len() int { return int(m.size()) }
+func (m *Memory) Len() int { return int(m.count.Load()) }
 
-// size counts the records of every shard.
-func (m *Memory) size() int64 {
-	var n int64
-	for i := range m.shards {
-		n += m.shards[i].size.Load()
-	}
-	return n
-}
-
-// countBatch is how far a shard's records change before it adds the
-// change to the store's count.
-const countBatch = 64
-
-// counted notes that sh has d records more (or fewer). The caller holds
-// sh.mu.
-func (m *Memory) counted(sh *shard, d int64) {
-	sh.size.Add(d)
-	sh.unadded += d
-	if sh.unadded >= countBatch || sh.unadded <= -countBatch {
-		m.count.Add(sh.unadded)
-		sh.unadded = 0
-	}
-}
-
-// room reports whether a new record fits, sweeping sh first when the
-// store is full. The caller holds sh.mu.
-func (m *Memory) room(sh *shard, now time.Time) bool {
-	// Far from full, the batched count tells; near it, only the shards'
-	// own counts do. Each shard has added all but less than a batch.
-	slack := int64(len(m.shards)) * (countBatch - 1)
-	if m.count.Load() < m.max-slack || m.size() < m.max {
+// room takes a place in the count for a new record and reports whether
+// there was one.
+func (m *Memory) room() bool {
+	if m.count.Add(1) <= m.max {
 		return true
 	}
-	sh.sweep(m, now, -1)
-	return m.size() < m.max
+	m.count.Add(-1)
+	return false
 }
 
 // sweepAll sweeps every shard and returns how many records it removed.
 // The caller holds no shard's lock.
 func (m *Memory) sweepAll(now time.Time) int {
-	n := 0
-	for i := range m.shards {
-		sh := &m.shards[i]
-		sh.mu.Lock()
-		n += sh.sweep(m, now, -1)
-		sh.mu.Unlock()
-	}
+	n, _ := m.each(context.Background(), "sweep", func(sh *shard, _ time.Time, _ int) int {
+		return sh.sweep(m, now, -1)
+	})
 	return n
 }
 
-// entry returns the entry in slot. The caller holds sh.mu.
-func (sh *shard) entry(slot int32) *entry {
-	return &sh.slots[uint32(slot)/chunkSize][uint32(slot)%chunkSize]
+// clone returns a copy of rec, or nil for nil.
+func clone(rec *policy.Record) *policy.Record {
+	if rec != nil {
+		c := *rec
+		rec = &c
+	}
+	return rec
 }
 
-// lookup returns the entry under key, whether or not its record's life
-// has ended, or nil. The caller holds sh.mu.
-func (sh *shard) lookup(key string) *entry {
+// lifeEnd returns when rec's life ends: when it stops binding, and for a
+// released record the end of its TTL, so that its generation goes on
+// counting while a late holder might still write.
+func lifeEnd(rec *policy.Record) time.Time {
+	if rec.LeaseExpiry.After(rec.ExpiresAt) {
+		return rec.LeaseExpiry
+	}
+	return rec.ExpiresAt
+}
+
+// get returns the entry under key, whether its record's life has ended
+// or not, and its record when it has not at now; nil for none. The caller
+// holds sh.mu.
+func (sh *shard) get(key string, now time.Time) (*entry, *policy.Record) {
 	if key == "" {
-		return nil
+		return nil, nil // a reservation without a new identity
 	}
-	return sh.lookupHashed(maphash.String(sh.seed, key), key)
-}
-
-// lookupHashed is lookup of a key whose hash is h.
-func (sh *shard) lookupHashed(h uint64, key string) *entry {
-	slot := sh.find(h, key)
-	if slot < 0 {
-		return nil
+	e := sh.recs[key]
+	if e == nil || !now.Before(e.end) {
+		return e, nil
 	}
-	return sh.entry(slot)
+	return e, &e.rec
 }
 
-// aliveAt returns e when it is not nil and its record's life has not
-// ended at now.
-func (e *entry) aliveAt(now time.Time) *entry {
-	if e == nil || micros(now) >= e.end() {
-		return nil
-	}
-	return e
-}
-
-// alive returns the entry under key when its record's life has not ended
-// at now. The caller holds sh.mu.
-func (sh *shard) alive(key string, now time.Time) *entry {
-	return sh.lookup(key).aliveAt(now)
-}
-
-// put stores rec under key, whose hash is h, in e, the entry under key
-// whether its record's life ended or not, or in a new entry when e is nil,
-// and returns the entry. The caller holds sh.mu.
-func (sh *shard) put(m *Memory, key string, h uint64, e *entry, rec *policy.Record) *entry {
+// put stores a copy of rec in e, the entry under its storage key, or in a
+// new entry when e is nil, whose place in the store's count the caller
+// has taken. It sets the record's times to the store's precision, in rec
+// too. The caller holds sh.mu.
+func (sh *shard) put(e *entry, rec *policy.Record) {
+	rec.LeaseExpiry, rec.ExpiresAt = storeTime(rec.LeaseExpiry), storeTime(rec.ExpiresAt)
+	// A capacity of the length: an append to a record handed out never
+	// writes into the bytes of another.
+	rec.Header, rec.Body = rec.Header[:len(rec.Header):len(rec.Header)], rec.Body[:len(rec.Body):len(rec.Body)]
 	if e == nil {
-		var slot int32
-		if n := len(sh.free); n > 0 {
-			slot, sh.free = sh.free[n-1], sh.free[:n-1]
-		} else {
-			if int(sh.used) == len(sh.slots)*chunkSize {
-				sh.slots = append(sh.slots, new([chunkSize]entry))
-			}
-			slot = sh.used
-			sh.used++
-		}
-		e = sh.entry(slot)
-		end := e.set(rec, slot, &sh.names)
-		sh.ix.add(h, slot)
-		sh.ends.push(sh, end, slot)
-		m.counted(sh, 1)
-		return e
+		e = &entry{rec: *rec, end: lifeEnd(rec)}
+		sh.recs[rec.StorageKey] = e
+		heap.Push(&sh.ends, e)
+		return
 	}
-	if was, end := e.end(), e.set(rec, e.slot, &sh.names); end != was {
-		sh.ends.change(sh, e.slot, was, end)
+	e.rec = *rec
+	if end := lifeEnd(rec); !end.Equal(e.end) {
+		e.end = end
+		heap.Fix(&sh.ends, e.at)
 	}
-	return e
 }
 
-// remove deletes e from the shard and frees its slot. The caller holds
-// sh.mu.
+// remove deletes e. The caller holds sh.mu.
 func (sh *shard) remove(m *Memory, e *entry) {
-	slot := e.slot // its items in ends go stale
-	sh.ix.remove(maphash.String(sh.seed, e.key), slot)
-	*e = entry{} // drop what the record refers to
-	sh.free = append(sh.free, slot)
-	m.counted(sh, -1)
-	sh.ends.trim(sh)
+	delete(sh.recs, e.rec.StorageKey)
+	heap.Remove(&sh.ends, e.at)
+	m.count.Add(-1)
 }
 
 // sweep removes up to limit records whose life ended by now (limit < 0:
 // all of them) and returns how many. The caller holds sh.mu.
 func (sh *shard) sweep(m *Memory, now time.Time, limit int) int {
 	n := 0
-	for t := micros(now); n != limit; {
-		it, ok := sh.ends.popEnded(t)
-		if !ok {
-			break
-		}
-		if sh.live(it) {
-			sh.remove(m, sh.entry(it.slot))
-			n++
-		}
+	for ; n != limit && len(sh.ends) > 0 && !now.Before(sh.ends[0].end); n++ {
+		sh.remove(m, sh.ends[0])
 	}
 	return n
 }
@@ -499,10 +399,10 @@ func (sh *shard) guardHolds(g Guard, now time.Time) bool {
 	if g.StorageKey == "" {
 		return true
 	}
-	e := sh.alive(g.StorageKey, now)
-	binds := e != nil && e.binds(now)
+	_, rec := sh.get(g.StorageKey, now)
+	binds := rec != nil && rec.Binds(now)
 	if g.Generation == 0 {
 		return !binds
 	}
-	return binds && e.gen == g.Generation
+	return binds && rec.Generation == g.Generation
 }

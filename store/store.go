@@ -98,11 +98,6 @@ type Outcome struct {
 	// Now is the store's time when it judged the records. Pass it to
 	// [policy.Rule.Decide].
 	Now time.Time
-
-	// read is this process's clock reading that Now was taken from, for a
-	// store whose clock is this process's (Memory): Acquire then needs no
-	// reading of its own to tell the store's time later.
-	read time.Time
 }
 
 // Guard makes a [Store.Write] conditional on a second storage key, in the
@@ -142,4 +137,12 @@ type TenantPurger interface {
 	// PurgeTenant deletes every record whose Tenant is tenant and returns
 	// how many it deleted.
 	PurgeTenant(ctx context.Context, tenant string) (int, error)
+}
+
+// InProcess is a [Store] that may say it keeps its records in this
+// process, as [Memory] does: when InProcess returns true, its calls never
+// block and read nothing of their context but whether it has ended, so a
+// caller need not give them a deadline or a context of their own.
+type InProcess interface {
+	InProcess() bool
 }

@@ -73,11 +73,6 @@ func hasPrimary(k, primary string) bool {
 	return ok && p == primary
 }
 
-func isStorageKey(k string) bool {
-	_, ok := policy.PrimaryKey(k)
-	return ok
-}
-
 func isPrimary(k string) bool {
 	p, ok := policy.PrimaryKey(k)
 	return ok && p == k
