@@ -230,8 +230,8 @@ func BenchmarkMiddleware(b *testing.B) {
 // BenchmarkMiddlewareFootprint measures what a first execution leaves
 // behind in the memory store: the heap its record holds once the
 // collector has run (retained-B/op) and in how many objects
-// (retained-objects/op), counting the store's share of its chunks, index
-// and expiry heap. A growing store touches that much fresh memory per
+// (retained-objects/op), counting the store's share of its map and its
+// heap of ends. A growing store touches that much fresh memory per
 // request, and a full one holds MaxRecords times it. ns/op is not a
 // figure of merit here.
 func BenchmarkMiddlewareFootprint(b *testing.B) {
