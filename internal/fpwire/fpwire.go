@@ -182,6 +182,15 @@ func unprefixed(err error) string {
 // body is no body. The Header and Query maps keep the names as written.
 // A problem is an [*InputError].
 func ParseRequest(src []byte) (fingerprint.Request, error) {
+	if r, ok, err := selectRequest(src); ok {
+		return r, err
+	}
+	return parseRequestSlow(src)
+}
+
+// parseRequestSlow is ParseRequest for any text: it validates the text,
+// then reads it with gjson, saying what is wrong and where.
+func parseRequestSlow(src []byte) (fingerprint.Request, error) {
 	var r fingerprint.Request
 	bad := func(v gjson.Result, ptr, msg string) error {
 		return &InputError{Offset: int64(v.Index), Pointer: ptr, Err: &detail{ErrInvalidInput, msg}}

@@ -1,13 +1,18 @@
 package fpwire
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"net/http"
 	"net/url"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemprint/idemprint/fingerprint"
+	"github.com/tidwall/gjson"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -118,5 +123,41 @@ func TestAppendResult(t *testing.T) {
 	_, err = fingerprint.Compile(fingerprint.Spec{Intent: []string{"a", "a|b"}})
 	if got, want := string(Classify(err).AppendJSON(nil)), `{"class":"invalid-path","field":"/intent/1","message":"fingerprint: spec /intent/1: invalid path: \"a|b\": pipes ('|') are not supported"}`; got != want {
 		t.Errorf("AppendJSON mismatch (-want +got):\n%s", cmp.Diff(want, got))
+	}
+}
+
+// TestSelectRequest checks that the one-pass reading of a request agrees
+// with the slow one on every request of the vectors and on odd ones.
+func TestSelectRequest(t *testing.T) {
+	lines := []string{
+		`{}`, `{"method":"PUT"}`, `{"body":""}`, `{"body":"\u0000\u001f\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"}`,
+		`{"headers":{"X-\u0041":["a\nb",""],"B":[]},"query":{"q":["1","2"],"r":[]}}`,
+		`{"headers":{}}`, `{"query":{}}`, `{"bodyBase64":"eyJhIjoxfQ=="}`, `{"bodyBase64":"eyJ"}`,
+		`{"body":"1","bodyBase64":"MQ=="}`, `{"bodyBase64":"MQ==","body":"1"}`, `{"body":"1","body":"2"}`,
+		`{"method":1}`, `{"headers":[]}`, `{"headers":{"a":"b"}}`, `{"headers":{"a":[1]}}`, `{"x":1}`,
+		`[]`, `"a"`, ``, `{"body":"\ud800"}`, "{\"body\":\"\xff\"}", ` { "path" : "/a" } `,
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "positive.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "negative.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range bytes.Split(append(b, nb...), []byte("\n")) {
+		if r := gjson.GetBytes(l, "request"); r.Exists() {
+			lines = append(lines, r.Raw)
+		}
+	}
+	for _, l := range lines {
+		want, werr := parseRequestSlow([]byte(l))
+		got, gerr := ParseRequest([]byte(l))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ParseRequest(%s) mismatch (-slow +fast):\n%s", l, diff)
+		}
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+			t.Errorf("ParseRequest(%s) error = %v, slow %v", l, gerr, werr)
+		}
 	}
 }
