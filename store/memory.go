@@ -44,8 +44,9 @@ type Memory struct {
 	shards []shard
 	seed   maphash.Seed
 	max    int64
-	count  atomic.Int64 // the records of every shard
 	clock  func() time.Time
+	_      [64]byte     // keep count apart from what every operation reads
+	count  atomic.Int64 // the records of every shard
 }
 
 type shard struct {
@@ -119,24 +120,28 @@ func NewMemory(opts MemoryOptions) (*Memory, error) {
 // now returns the store's time at the precision every store keeps.
 func (m *Memory) now() time.Time { return storeTime(m.clock()) }
 
-// shard returns the shard of a storage key: that of its primary key, so
+// shard returns the shard of a primary storage key.
+func (m *Memory) shard(primary string) *shard {
+	return &m.shards[maphash.String(m.seed, primary)%uint64(len(m.shards))]
+}
+
+// shardOf returns the shard of a storage key: that of its primary key, so
 // that a request's two keys share a lock.
-func (m *Memory) shard(storageKey string) *shard {
+func (m *Memory) shardOf(storageKey string) *shard {
 	if p, ok := policy.PrimaryKey(storageKey); ok {
 		storageKey = p
 	}
-	return &m.shards[maphash.String(m.seed, storageKey)%uint64(len(m.shards))]
+	return m.shard(storageKey)
 }
 
 // Reserve implements [Store.Reserve].
-func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
-	var out Outcome
+func (m *Memory) Reserve(ctx context.Context, r Reservation) (out Outcome, err error) {
 	if err := r.Validate(); err != nil {
 		return out, err
 	}
 	key := r.Record.StorageKey
 	sh := m.shard(key)
-	err := m.do(ctx, "reserve", key, sh, func(now time.Time) error {
+	err = m.do(ctx, "reserve", key, sh, func(now time.Time) error {
 		pe, p := sh.get(key, now)
 		_, n := sh.get(r.NewIdentity, now)
 		if p != nil && p.Binds(now) || n != nil && n.Binds(now) {
@@ -146,15 +151,15 @@ func (m *Memory) Reserve(ctx context.Context, r Reservation) (Outcome, error) {
 		if pe == nil && !m.room() {
 			return ErrFull
 		}
-		rec := r.Record
+		rec := &r.Record // r is this call's copy
 		if p != nil {
 			rec.Generation = p.Generation + 1
 		} else {
 			rec.Generation = sh.firstGeneration(now)
 		}
 		rec.LeaseExpiry, rec.ExpiresAt = now.Add(r.Lease), now.Add(r.TTL)
-		sh.put(pe, &rec)
-		out = Outcome{Reserved: true, Record: rec, Now: now}
+		sh.put(pe, rec)
+		out = Outcome{Reserved: true, Record: *rec, Now: now}
 		return nil
 	})
 	return out, err
@@ -205,7 +210,7 @@ func (m *Memory) Write(ctx context.Context, rec policy.Record, guard Guard) erro
 
 // Read implements [Store.Read].
 func (m *Memory) Read(ctx context.Context, storageKey string) (rec *policy.Record, err error) {
-	sh := m.shard(storageKey)
+	sh := m.shardOf(storageKey)
 	err = m.do(ctx, "read", storageKey, sh, func(now time.Time) error {
 		_, p := sh.get(storageKey, now)
 		rec = clone(p)
@@ -216,7 +221,7 @@ func (m *Memory) Read(ctx context.Context, storageKey string) (rec *policy.Recor
 
 // Delete implements [Store.Delete].
 func (m *Memory) Delete(ctx context.Context, storageKey string) error {
-	sh := m.shard(storageKey)
+	sh := m.shardOf(storageKey)
 	return m.do(ctx, "delete", storageKey, sh, func(now time.Time) error {
 		e, rec := sh.get(storageKey, now)
 		if rec == nil {
