@@ -17,7 +17,7 @@ func TestLibraryDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the go command, to list dependencies: %v", err)
 	}
-	pkgs := []string{"canonical", "fingerprint", "policy", "store", "store/storetest", "idemhttp"}
+	pkgs := []string{"canonical", "fingerprint", "policy", "store", "store/storetest", "idemhttp", "idemclient"}
 	forbidden := []string{"github.com/redis/", "github.com/jackc/", "github.com/prometheus/", "github.com/schollz/", "github.com/gofiber/"}
 	for _, p := range pkgs {
 		out, err := exec.Command(goTool, "list", "-deps", "github.com/idemprint/idemprint/"+p).CombinedOutput()
