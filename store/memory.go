@@ -234,8 +234,8 @@ func (m *Memory) Delete(ctx context.Context, storageKey string) error {
 
 // do runs f under sh's lock at the store's time, after sweeping a few
 // ended records of sh. When f finds the store full (ErrFull), do sweeps
-// every shard and, when that removed a record, runs f once more. An error of f or of the
-// context is returned as op's [*Error].
+// every shard and, when that removed a record, runs f once more. An error
+// of f or of the context is returned as op's [*Error].
 func (m *Memory) do(ctx context.Context, op, key string, sh *shard, f func(now time.Time) error) error {
 	if err := ctx.Err(); err != nil {
 		return &Error{Op: op, StorageKey: key, Kind: err}
