@@ -295,18 +295,7 @@ func TestClientEndToEndPostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	terminated := 0
-	end := clientFault(cr, &done, func() {
-		for range 5 {
-			var n int
-			err := pool.QueryRow(context.Background(),
-				`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n)
-			if err != nil {
-				t.Errorf("terminating the backends: %v", err)
-			}
-			terminated += n
-			time.Sleep(200 * time.Millisecond)
-		}
-	})
+	end := clientFault(cr, &done, func() { terminated = terminateBackends(t, pool, app) })
 	took := cr.run(ctx, &done)
 	<-end
 	cr.report(t, fmt.Sprintf("PostgreSQL, lost responses and %d backends of the instances terminated", terminated), c.led, took)

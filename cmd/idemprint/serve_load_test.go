@@ -586,18 +586,7 @@ func TestServeLoadPostgres(t *testing.T) {
 		pgPurger(pgURL).after(t, lr.tenant)
 		f := &fault{name: "the instances' PostgreSQL backends terminated 5 times, 200 ms apart", noRepeat: true}
 		var terminated int
-		f.inject(lr, func() {
-			for range 5 {
-				var n int
-				err := pool.QueryRow(context.Background(),
-					`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n)
-				if err != nil {
-					t.Errorf("terminating the backends: %v", err)
-				}
-				terminated += n
-				time.Sleep(200 * time.Millisecond)
-			}
-		})
+		f.inject(lr, func() { terminated = terminateBackends(t, pool, app) })
 		took := lr.run()
 		loadReport(t, fmt.Sprintf("PostgreSQL, %d backends of the instances terminated at a third of the keys", terminated), lr, c.led, took, f)
 	})
@@ -722,4 +711,21 @@ func pgPurger(u string) purger {
 		}
 		return st.PurgeTenant(ctx, tenant)
 	}
+}
+
+// terminateBackends terminates the PostgreSQL backends of application app 5
+// times, 200 ms apart, and returns how many it terminated.
+func terminateBackends(t *testing.T, pool *pgxpool.Pool, app string) int {
+	terminated := 0
+	for range 5 {
+		var n int
+		err := pool.QueryRow(context.Background(),
+			`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n)
+		if err != nil {
+			t.Errorf("terminating the backends: %v", err)
+		}
+		terminated += n
+		time.Sleep(200 * time.Millisecond)
+	}
+	return terminated
 }
